@@ -1,0 +1,1 @@
+"""Spark reconciliation sidecar: conversion-aware, lag-safe divergence reports."""
