@@ -1,0 +1,287 @@
+"""Applies one source transaction as one target transaction, checkpoint included.
+
+Plans are built once per table map (mapping + lookup plans, cached); rows are applied with
+set-based statements where they are equivalent: consecutive inserts into one table become
+multi-row INSERTs, consecutive deletes by a unique key become one DELETE ... IN (...).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from applier import lookup
+from applier.checkpoint import Checkpoint
+from applier.conversions import Mode
+from applier.errors import ReplicationStopped, RowNotFound
+from applier.events import RowChange, Statement, Transaction
+from applier.mapping import TableMapping, build_mapping
+from applier.schema import SchemaCache
+from applier.statements import DDL, DML, classify_statement
+from applier.target import error_code, translate
+from applier.types import STRING, SourceTable
+
+log = logging.getLogger(__name__)
+BATCH_ROWS = 1000
+# DDL errors meaning "already so on the target" (a pre-created replica table, or a replay).
+DDL_ALREADY = {1007, 1008, 1050, 1051, 1060, 1061, 1091, 1146}
+
+
+@dataclass
+class Totals:
+    transactions: int = 0
+    rows: int = 0
+    lookups: Counter = field(default_factory=Counter)
+
+
+@dataclass(frozen=True)
+class Options:
+    mode: Mode
+    column_mapping: str = "name"
+    idempotent: bool = False
+    ddl: str = "apply"
+    accept: Callable[[str, str], bool] = lambda s, t: True
+
+
+class TransactionApplier:
+    def __init__(self, conn, checkpoint: Checkpoint, options: Options, totals: Totals):
+        self.conn = conn
+        self.checkpoint = checkpoint
+        self.opt = options
+        self.totals = totals
+        self.schemas = SchemaCache(conn)
+        self._mappings: dict[tuple[str, str], TableMapping] = {}
+        self._plans: dict[tuple[int, frozenset], lookup.LookupPlan] = {}
+        self._lookups: Counter = Counter()
+
+    # -- planning ---------------------------------------------------------------------
+    def mapping(self, table: SourceTable) -> TableMapping:
+        key = (table.schema, table.table)
+        cached = self._mappings.get(key)
+        if cached is not None and cached.source == table:
+            return cached
+        target = self.schemas.get(table.schema, table.table)
+        if target is None:
+            raise ReplicationStopped(
+                f"Table '{table.qualified}' doesn't exist on the target — create it there "
+                "(its definition may differ), or exclude it with ignore_tables", code=1146)
+        built = build_mapping(table, target, self.opt.mode, by=self.opt.column_mapping)
+        self._mappings[key] = built
+        return built
+
+    def plan(self, mapping: TableMapping, names: frozenset) -> lookup.LookupPlan:
+        key = (id(mapping), names)
+        plan = self._plans.get(key)
+        if plan is None:
+            plan = lookup.plan_lookup(mapping.target, sorted(names))
+            plan = _with_exact_strings(plan, mapping)
+            self._plans[key] = plan
+        return plan
+
+    def forget_plans(self) -> None:
+        self.schemas.invalidate()
+        self._mappings.clear()
+        self._plans.clear()
+
+    # -- applying -----------------------------------------------------------------------
+    def apply(self, txn: Transaction) -> int:
+        """Apply the transaction and its checkpoint in one target transaction."""
+        rows = [c for c in txn.changes if isinstance(c, RowChange)]
+        for change in rows:  # a refused conversion stops before any row is written
+            self.mapping(change.table)
+        applied = 0
+        self._lookups = Counter()
+        try:
+            with self.conn.cursor() as cur:
+                for group in _groups(txn.changes):
+                    if isinstance(group, Statement):
+                        self._statement(cur, group, txn)
+                    else:
+                        applied += self._rows(cur, group, txn)
+                self.checkpoint.save(cur, txn.end, self.totals.transactions + 1,
+                                     self.totals.rows + applied)
+            self.conn.commit()
+        except BaseException as exc:
+            self._rollback()
+            if isinstance(exc, Exception) and not isinstance(exc, ReplicationStopped):
+                new = translate(exc, f"{txn.end}")
+                if new is not exc:
+                    raise new from exc
+            raise
+        self.totals.transactions += 1
+        self.totals.rows += applied
+        self.totals.lookups.update(self._lookups)
+        return applied
+
+    def _rollback(self) -> None:
+        try:
+            self.conn.rollback()
+        except Exception:  # connection already gone: the server rolls back itself
+            log.debug("rollback failed", exc_info=True)
+
+    def _statement(self, cur, stmt: Statement, txn: Transaction) -> None:
+        info = classify_statement(stmt.sql, stmt.schema)
+        if info.kind == DML:
+            raise ReplicationStopped(
+                f"Statement-based DML at {txn.end} cannot be applied to a target whose "
+                f"tables differ ({stmt.sql[:80]!r}) — set binlog_format=ROW on the source",
+                code=1666)
+        if info.kind != DDL or self.opt.ddl != "apply":
+            log.debug("ignored statement at %s: %.80s", txn.end, stmt.sql)
+            return
+        if not any(self._accepts(s, t) for s, t in info.tables):
+            return
+        self.conn.commit()  # DDL commits implicitly; keep the rows before it apart
+        try:
+            if stmt.schema:
+                cur.execute("SET @applier_db = DATABASE()")
+                try:
+                    cur.execute(f"USE {lookup.quote(stmt.schema)}")
+                except Exception as exc:
+                    if error_code(exc) != 1049:
+                        raise
+            cur.execute(stmt.sql)
+            log.info("applied DDL at %s: %.120s", txn.end, stmt.sql)
+        except Exception as exc:
+            if error_code(exc) not in DDL_ALREADY:
+                raise
+            log.warning("DDL at %s already in effect on the target (%s): %.120s",
+                        txn.end, exc.args[-1], stmt.sql)
+        self.forget_plans()
+
+    def _accepts(self, schema: str, table: str) -> bool:
+        if table:
+            return self.opt.accept(schema, table)
+        return True  # database-level statements: applied, tables inside are filtered
+
+    def _rows(self, cur, group: list[RowChange], txn: Transaction) -> int:
+        kind = group[0].kind
+        mapping = self.mapping(group[0].table)
+        if kind == "insert":
+            return self._inserts(cur, mapping, group, txn)
+        if kind == "delete":
+            return self._deletes(cur, mapping, group, txn)
+        for change in group:
+            self._update(cur, mapping, change, txn)
+        return len(group)
+
+    def _inserts(self, cur, mapping, group, txn) -> int:
+        images = [mapping.convert_image(c.after) for c in group]
+        t = mapping.target
+        start = 0
+        while start < len(images):
+            cols = list(images[start])
+            end = start
+            while (end < len(images) and end - start < BATCH_ROWS
+                   and list(images[end]) == cols):
+                end += 1
+            batch = images[start:end]
+            args = [v for image in batch for v in image.values()]
+            sql = lookup.insert(t.schema, t.table, cols, len(batch))
+            if self.opt.idempotent:
+                self._insert_idempotent(cur, sql, args, t, cols, batch, txn)
+            else:
+                cur.execute(sql, args)
+            start = end
+        return len(images)
+
+    def _insert_idempotent(self, cur, sql, args, t, cols, batch, txn) -> None:
+        cur.execute("SAVEPOINT applier_batch")
+        try:
+            cur.execute(sql, args)
+            return
+        except Exception as exc:
+            if error_code(exc) != 1062:
+                raise
+            cur.execute("ROLLBACK TO SAVEPOINT applier_batch")
+        upsert = lookup.insert(t.schema, t.table, cols, 1, upsert=True)
+        for image in batch:
+            if cur.execute(upsert, list(image.values())) == 2:
+                log.warning("IDEMPOTENT: duplicate key on %s at %s overwritten (1062): %s",
+                            t.qualified, txn.end, _show(image))
+
+    def _update(self, cur, mapping, change, txn) -> None:
+        before = mapping.convert_image(change.before)
+        after = mapping.convert_image(change.after)
+        plan = self.plan(mapping, frozenset(before))
+        self._lookups[plan.kind] += 1
+        if not after:
+            return
+        t = mapping.target
+        sql, args = lookup.update(t.schema, t.table, plan, before, after)
+        if cur.execute(sql, args) == 0:
+            self._missing(t, plan, before, txn, "Update_rows")
+
+    def _deletes(self, cur, mapping, group, txn) -> int:
+        befores = [mapping.convert_image(c.before) for c in group]
+        t = mapping.target
+        plans = [self.plan(mapping, frozenset(b)) for b in befores]
+        for plan in plans:
+            self._lookups[plan.kind] += 1
+        if all(p is plans[0] for p in plans) and plans[0].unique:
+            for i in range(0, len(befores), BATCH_ROWS):
+                batch = befores[i:i + BATCH_ROWS]
+                sql, args = lookup.delete_by_keys(t.schema, t.table, plans[0], batch)
+                if cur.execute(sql, args) != len(batch):
+                    self._missing_keys(cur, t, plans[0], batch, txn)
+            return len(befores)
+        for plan, before in zip(plans, befores, strict=True):
+            sql, args = lookup.delete(t.schema, t.table, plan, before)
+            if cur.execute(sql, args) == 0:
+                self._missing(t, plan, before, txn, "Delete_rows")
+        return len(befores)
+
+    def _missing_keys(self, cur, t, plan, batch, txn) -> None:
+        sql, args = lookup.select_keys(t.schema, t.table, plan, batch)
+        cur.execute(sql, args)
+        found = {tuple(r) for r in cur.fetchall()}
+        for image in batch:
+            if tuple(image[c] for c in plan.columns) not in found:
+                self._missing(t, plan, image, txn, "Delete_rows")
+
+    def _missing(self, t, plan, image, txn, event: str) -> None:
+        msg = (f"Could not execute {event} event on table {t.qualified}; Can't find record "
+               f"in '{t.table}' (looked up by {plan.describe()}: {_show(image)}), "
+               f"Error_code: 1032; the event's source log {txn.end.log_file}, "
+               f"end_log_pos {txn.end.log_pos}")
+        if not self.opt.idempotent:
+            raise RowNotFound(msg)
+        log.warning("IDEMPOTENT: %s", msg)
+
+
+def _groups(changes):
+    """Consecutive row changes of one table and kind, and statements on their own."""
+    group: list[RowChange] = []
+    for change in changes:
+        if isinstance(change, Statement):
+            if group:
+                yield group
+                group = []
+            yield change
+            continue
+        if group and (change.kind != group[0].kind or change.table != group[0].table):
+            yield group
+            group = []
+        group.append(change)
+    if group:
+        yield group
+
+
+def _with_exact_strings(plan: lookup.LookupPlan, mapping: TableMapping) -> lookup.LookupPlan:
+    """Outside unique keys, a collation would let 'a' find 'A' or 'a ': compare string
+    columns byte for byte as well (as the server's record_compare does)."""
+    if plan.unique:
+        return plan
+    exact = []
+    for name in plan.columns:
+        col = mapping.target.column(name)
+        if col is not None and col.type.group == STRING and col.type.charset:
+            exact.append((name, col.type.charset))
+    return lookup.LookupPlan(plan.kind, plan.index, plan.columns, tuple(exact))
+
+
+def _show(image: dict) -> str:
+    return ", ".join(f"{k}={v!r}" for k, v in list(image.items())[:8])
+

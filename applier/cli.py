@@ -1,0 +1,177 @@
+"""The `applier` command: config -> call; expected errors -> one line and an exit status."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from pathlib import Path
+
+import click
+
+from applier import service
+from applier.config import Config, load_config
+from applier.errors import ApplierError, ExitStatus
+
+log = logging.getLogger("applier")
+CONFIG = click.option("--config", "config_path", required=True,
+                      type=click.Path(dir_okay=False), help="TOML configuration file.")
+
+
+def _setup_logging(level: str, debug: bool) -> None:
+    logging.basicConfig(level=logging.DEBUG if debug else getattr(logging, level.upper(), 20),
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+                        stream=sys.stderr)
+
+
+def _load(path: str) -> Config:
+    return load_config(path)
+
+
+def _fail(exc: ApplierError, debug: bool):
+    if debug:
+        log.exception("failed")
+    click.echo(f"applier: {exc}", err=True)
+    sys.exit(int(exc.exit_status))
+
+
+@click.group()
+@click.option("--debug", is_flag=True, help="Log SQL and show tracebacks.")
+@click.pass_context
+def main(ctx: click.Context, debug: bool) -> None:
+    """Replica-side row applier for MySQL/MariaDB tables that differ from the source's."""
+    ctx.obj = {"debug": debug}
+
+
+@main.command()
+@CONFIG
+@click.option("--foreground", is_flag=True, help="Run in this process (what systemd runs).")
+@click.option("--until-caught-up", is_flag=True,
+              help="Apply everything the source has, then exit 0.")
+@click.pass_context
+def start(ctx, config_path: str, foreground: bool, until_caught_up: bool) -> None:
+    """Start replicating (detached unless --foreground or --until-caught-up)."""
+    debug = ctx.obj["debug"]
+    try:
+        cfg = _load(config_path)
+        _setup_logging(cfg.daemon.log_level, debug)
+        if not (foreground or until_caught_up):
+            argv = [sys.executable, "-m", "applier.cli", "start", "--foreground",
+                    "--config", str(Path(config_path).resolve())]
+            pid = service.spawn_detached(argv, cfg.daemon.state_dir)
+            click.echo(f"applier started (pid {pid}); logs in {cfg.daemon.state_dir}")
+            return
+        sys.exit(int(_run(cfg, until_caught_up)))
+    except ApplierError as exc:
+        _fail(exc, debug)
+
+
+def _run(cfg: Config, until_caught_up: bool) -> ExitStatus:
+    from applier.daemon import Daemon
+    from applier.notify import Notifier
+
+    with service.pidfile(cfg.daemon.state_dir):
+        daemon = Daemon(cfg, until_caught_up=until_caught_up, notify=Notifier())
+        daemon.install_signals()
+        return daemon.run()
+
+
+@main.command()
+@CONFIG
+@click.option("--timeout", type=float, default=None, help="Seconds to wait (default: config).")
+@click.pass_context
+def stop(ctx, config_path: str, timeout: float | None) -> None:
+    """Ask the running daemon to finish its transaction, commit and exit."""
+    try:
+        cfg = _load(config_path)
+        outcome = service.request_stop(cfg.daemon.state_dir,
+                                       timeout if timeout is not None else cfg.daemon.stop_timeout)
+    except ApplierError as exc:
+        _fail(exc, ctx.obj["debug"])
+    click.echo(f"applier: {outcome.message}")
+    sys.exit(0 if outcome.ok else 1)
+
+
+@main.command()
+@CONFIG
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.pass_context
+def status(ctx, config_path: str, as_json: bool) -> None:
+    """Where replication is and why it stopped, like SHOW REPLICA STATUS."""
+    from applier.status import collect_status, format_status
+
+    try:
+        cfg = _load(config_path)
+        result = collect_status(cfg)
+    except ApplierError as exc:
+        _fail(exc, ctx.obj["debug"])
+    click.echo(json.dumps(result, indent=2, default=str) if as_json else format_status(result))
+
+
+@main.command()
+@CONFIG
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.pass_context
+def check(ctx, config_path: str, as_json: bool) -> None:
+    """Preflight: each column's conversion decision and the lookup key; applies nothing."""
+    from applier.check import format_check, run_check
+
+    try:
+        cfg = _load(config_path)
+        _setup_logging(cfg.daemon.log_level, ctx.obj["debug"])
+        result = run_check(cfg)
+    except ApplierError as exc:
+        _fail(exc, ctx.obj["debug"])
+    click.echo(json.dumps(result, indent=2, default=str) if as_json else format_check(result))
+    sys.exit(0 if result["ok"] else int(ExitStatus.REPLICATION_STOPPED))
+
+
+@main.group()
+def sandbox() -> None:
+    """Throwaway local source and target servers for a first run and for tests."""
+
+
+SANDBOX_DIR = click.option("--dir", "base_dir", default="sandbox", show_default=True,
+                           type=click.Path(file_okay=False), help="Where the servers live.")
+
+
+@sandbox.command("up")
+@SANDBOX_DIR
+@click.option("--row-image", default="FULL", type=click.Choice(["FULL", "MINIMAL", "NOBLOB"]))
+def sandbox_up(base_dir: str, row_image: str) -> None:
+    """Start a source (binlog ROW, metadata FULL) and a target; write a config."""
+    from applier.sandbox import Sandbox
+
+    info = Sandbox(base_dir).up(row_image=row_image)
+    click.echo(info.describe())
+
+
+@sandbox.command("down")
+@SANDBOX_DIR
+def sandbox_down(base_dir: str) -> None:
+    """Stop the sandbox servers (their data stays in the directory)."""
+    from applier.sandbox import Sandbox
+
+    Sandbox(base_dir).down()
+    click.echo("sandbox stopped")
+
+
+@sandbox.command("status")
+@SANDBOX_DIR
+def sandbox_status(base_dir: str) -> None:
+    from applier.sandbox import Sandbox
+
+    click.echo(Sandbox(base_dir).status())
+
+
+@sandbox.command("demo")
+@SANDBOX_DIR
+def sandbox_demo(base_dir: str) -> None:
+    """Start the sandbox, create differing tables, run a workload, catch up, show results."""
+    from applier.demo import run_demo
+
+    sys.exit(run_demo(base_dir))
+
+
+if __name__ == "__main__":
+    main()

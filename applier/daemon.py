@@ -1,0 +1,188 @@
+"""The applier loop: read whole transactions from the source, apply each with its
+checkpoint, retry what is transient, stop cleanly on a signal or an error needing a human.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import time
+from dataclasses import dataclass, field
+
+from tenacity import (
+    Retrying,
+    before_sleep_log,
+    retry_if_exception_type,
+    stop_after_delay,
+    wait_random_exponential,
+)
+
+from applier import service
+from applier.apply import Options, Totals, TransactionApplier
+from applier.checkpoint import Checkpoint
+from applier.config import Config
+from applier.conversions import Mode
+from applier.errors import ApplierError, ConnectError, ExitStatus, TransientError
+from applier.events import Position, Transaction
+from applier.filters import table_filter
+from applier.metrics import Metrics
+from applier.source import BinlogSource
+from applier.target import connect
+
+log = logging.getLogger(__name__)
+
+
+class StopRequested(Exception):
+    """SIGTERM/SIGINT arrived while waiting for the source: nothing is in flight."""
+
+
+@dataclass
+class LiveState:
+    state: str = "starting"
+    position: Position | None = None
+    seconds_behind_source: int | None = None
+    last_error_code: int = 0
+    last_error: str = ""
+    last_error_position: str = ""
+    totals: Totals = field(default_factory=Totals)
+
+    def as_status(self) -> dict:
+        pos = self.position
+        return {
+            "state": self.state,
+            "source_log_file": pos.log_file if pos else None,
+            "source_log_pos": pos.log_pos if pos else None,
+            "gtid_executed": pos.gtid if pos else None,
+            "seconds_behind_source": self.seconds_behind_source,
+            "last_error_code": self.last_error_code,
+            "last_error": self.last_error,
+            "last_error_position": self.last_error_position,
+            "transactions_applied": self.totals.transactions,
+            "rows_applied": self.totals.rows,
+            "lookups": {k: self.totals.lookups.get(k, 0) for k in
+                        ("primary_key", "unique_key", "index", "table_scan")},
+            "pid": os.getpid(),
+            "updated_at": time.time(),
+        }
+
+
+class Daemon:
+    def __init__(self, config: Config, *, until_caught_up: bool = False,
+                 reconnect_for: float = 300.0, notify=None):
+        self.cfg = config
+        self.until_caught_up = until_caught_up
+        self.reconnect_for = reconnect_for
+        self.notify = notify
+        self.live = LiveState()
+        self.metrics = Metrics(config.daemon.metrics_port)
+        self._stopping = False
+        self._in_apply = False
+        r = config.replication
+        self.checkpoint = Checkpoint(r.checkpoint_table, r.server_id)
+        self.options = Options(mode=Mode.parse(r.type_conversions),
+                               column_mapping=r.column_mapping,
+                               idempotent=r.exec_mode.upper() == "IDEMPOTENT", ddl=r.ddl,
+                               accept=table_filter(r.do_tables, r.ignore_tables))
+
+    # -- signals ------------------------------------------------------------------------
+    def _on_signal(self, signum, frame) -> None:
+        log.info("signal %s: finishing the transaction in flight, then stopping", signum)
+        self._stopping = True
+        if not self._in_apply:
+            raise StopRequested()
+
+    def install_signals(self) -> None:
+        signal.signal(signal.SIGTERM, self._on_signal)
+        signal.signal(signal.SIGINT, self._on_signal)
+
+    # -- running ------------------------------------------------------------------------
+    def run(self) -> ExitStatus:
+        """Run until caught up (if asked), stopped, or stopped by an error."""
+        retrying = Retrying(
+            retry=retry_if_exception_type((TransientError, ConnectError)),
+            wait=wait_random_exponential(multiplier=0.5, max=20),
+            stop=stop_after_delay(self.reconnect_for),
+            before_sleep=before_sleep_log(log, logging.WARNING),
+            reraise=True)
+        try:
+            for attempt in retrying:
+                with attempt:
+                    self._session()
+        except StopRequested:
+            pass
+        except ApplierError as exc:
+            return self._stopped_on(exc)
+        finally:
+            self.metrics.close()
+        self._set_state("stopped")
+        return ExitStatus.OK
+
+    def _stopped_on(self, exc: ApplierError) -> ExitStatus:
+        self.live.last_error_code = exc.code
+        self.live.last_error = str(exc)
+        self.live.last_error_position = str(self.live.position or "")
+        self.metrics.error(exc.code)
+        log.error("replication stopped: %s", exc)
+        self._set_state("error")
+        return exc.exit_status
+
+    def _set_state(self, state: str) -> None:
+        self.live.state = state
+        try:
+            service.write_status(self.cfg.daemon.state_dir, self.live.as_status())
+        except OSError as exc:
+            log.warning("cannot write the status file in %s: %s", self.cfg.daemon.state_dir, exc)
+
+    def _session(self) -> None:
+        """One connected session: resume from the committed checkpoint and apply."""
+        if self._stopping:
+            raise StopRequested()
+        target = connect(self.cfg.target, apply_session=True, autocommit=False)
+        source = None
+        try:
+            self.checkpoint.ensure(target)
+            saved = self.checkpoint.load(target)
+            if saved is not None:
+                self.live.position = saved.position
+                self.live.totals.transactions = saved.transactions_applied
+                self.live.totals.rows = saved.rows_applied
+            start = saved.position if saved else self.cfg.replication.start
+            applier = TransactionApplier(target, self.checkpoint, self.options, self.live.totals)
+            source = BinlogSource(self.cfg.source, server_id=self.cfg.replication.server_id,
+                                  start=start, blocking=not self.until_caught_up,
+                                  accept=self.options.accept)
+            self._set_state("running")
+            if self.notify:
+                self.notify.ready()
+            self._loop(source, applier)
+        finally:
+            if source is not None:
+                source.close()
+            target.close()
+
+    def _loop(self, source, applier: TransactionApplier) -> None:
+        every = max(1, self.cfg.daemon.progress_every)
+        for txn in source.transactions():
+            self._in_apply = True
+            try:
+                rows = applier.apply(txn)
+            finally:
+                self._in_apply = False
+            self._applied(txn, rows)
+            if self.live.totals.transactions % every == 0:
+                log.info("applied %d transactions (%d rows), at %s, %s s behind source",
+                         self.live.totals.transactions, self.live.totals.rows, txn.end,
+                         self.live.seconds_behind_source)
+            if self._stopping:
+                raise StopRequested()
+        self.live.seconds_behind_source = 0
+
+    def _applied(self, txn: Transaction, rows: int) -> None:
+        self.live.position = txn.end
+        lag = max(0, int(time.time()) - txn.timestamp) if txn.timestamp else 0
+        self.live.seconds_behind_source = lag
+        self.metrics.transaction_applied(rows, lag)
+        if self.notify:
+            self.notify.watchdog()
+        self._set_state("running")

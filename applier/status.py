@@ -1,0 +1,56 @@
+"""`applier status`: the committed checkpoint on the target plus the daemon's live state,
+named like SHOW REPLICA STATUS. Works whether the daemon runs or not."""
+
+from __future__ import annotations
+
+from applier import service
+from applier.checkpoint import Checkpoint
+from applier.config import Config
+from applier.errors import ApplierError
+from applier.target import connect
+
+FIELDS = ("state", "source_log_file", "source_log_pos", "gtid_executed",
+          "seconds_behind_source", "last_error_code", "last_error", "last_error_position",
+          "transactions_applied", "rows_applied", "lookups", "pid", "checkpoint_updated_at")
+
+
+def collect_status(cfg: Config) -> dict:
+    live = service.read_status(cfg.daemon.state_dir) or {}
+    pid = service.running_pid(cfg.daemon.state_dir)
+    result = {k: live.get(k) for k in FIELDS}
+    if pid is None:
+        result["pid"] = None
+        result["seconds_behind_source"] = None
+        result["state"] = "error" if live.get("state") == "error" else "stopped"
+    else:
+        result["state"] = live.get("state") or "starting"
+    try:
+        conn = connect(cfg.target, connect_timeout=5)
+    except ApplierError as exc:
+        result["target_error"] = str(exc)
+        return result
+    try:
+        r = cfg.replication
+        saved = Checkpoint(r.checkpoint_table, r.server_id).load(conn)
+    finally:
+        conn.close()
+    if saved is not None:  # the committed truth wins over the live file
+        result.update(source_log_file=saved.position.log_file,
+                      source_log_pos=saved.position.log_pos,
+                      gtid_executed=saved.position.gtid,
+                      transactions_applied=saved.transactions_applied,
+                      rows_applied=saved.rows_applied,
+                      checkpoint_updated_at=saved.updated_at)
+    return result
+
+
+def format_status(s: dict) -> str:
+    lines = []
+    for key in FIELDS:
+        value = s.get(key)
+        if key == "lookups" and isinstance(value, dict):
+            value = ", ".join(f"{k}={v}" for k, v in value.items())
+        lines.append(f"{key:>24}: {'' if value is None else value}")
+    if s.get("target_error"):
+        lines.append(f"{'target_error':>24}: {s['target_error']}")
+    return "\n".join(lines)
