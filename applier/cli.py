@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import logging
 import sys
-from pathlib import Path
 
 import click
 
@@ -56,9 +55,12 @@ def start(ctx, config_path: str, foreground: bool, until_caught_up: bool) -> Non
         cfg = _load(config_path)
         _setup_logging(cfg.daemon.log_level, debug)
         if not (foreground or until_caught_up):
-            argv = [sys.executable, "-m", "applier.cli", "start", "--foreground",
-                    "--config", str(Path(config_path).resolve())]
-            pid = service.spawn_detached(argv, cfg.daemon.state_dir)
+            running = service.running_pid(cfg.daemon.state_dir)
+            if running is not None:
+                raise service.ServiceError(f"applier already runs for this config (pid "
+                                           f"{running}); `applier stop --config` it first")
+            pid = service.spawn_detached(service.foreground_argv(config_path),
+                                         cfg.daemon.state_dir)
             click.echo(f"applier started (pid {pid}); logs in {cfg.daemon.state_dir}")
             return
         sys.exit(int(_run(cfg, until_caught_up)))
@@ -70,7 +72,7 @@ def _run(cfg: Config, until_caught_up: bool) -> ExitStatus:
     from applier.daemon import Daemon
     from applier.notify import Notifier
 
-    with service.pidfile(cfg.daemon.state_dir):
+    with service.acquire_pidfile(cfg.daemon.state_dir):
         daemon = Daemon(cfg, until_caught_up=until_caught_up, notify=Notifier())
         daemon.install_signals()
         return daemon.run()
@@ -88,8 +90,8 @@ def stop(ctx, config_path: str, timeout: float | None) -> None:
                                        timeout if timeout is not None else cfg.daemon.stop_timeout)
     except ApplierError as exc:
         _fail(exc, ctx.obj["debug"])
-    click.echo(f"applier: {outcome.message}")
-    sys.exit(0 if outcome.ok else 1)
+    click.echo(f"applier: {outcome.value}")
+    sys.exit(1 if outcome is service.StopOutcome.TIMED_OUT else 0)
 
 
 @main.command()
@@ -143,7 +145,10 @@ def sandbox_up(base_dir: str, row_image: str) -> None:
     from applier.sandbox import Sandbox
 
     info = Sandbox(base_dir).up(row_image=row_image)
-    click.echo(info.describe())
+    for role, server in info.servers.items():
+        click.echo(f"{role}: {server.flavor} on {server.host}:{server.port} (pid {server.pid},"
+                   f" datadir {server.datadir})")
+    click.echo(f"config: {info.config_path}")
 
 
 @sandbox.command("down")
@@ -161,7 +166,8 @@ def sandbox_down(base_dir: str) -> None:
 def sandbox_status(base_dir: str) -> None:
     from applier.sandbox import Sandbox
 
-    click.echo(Sandbox(base_dir).status())
+    for role, state in Sandbox(base_dir).status().items():
+        click.echo(f"{role}: " + ", ".join(f"{k}={v}" for k, v in state.items()))
 
 
 @sandbox.command("demo")
