@@ -75,7 +75,7 @@ class Daemon:
         self.reconnect_for = reconnect_for
         self.notify = notify
         self.live = LiveState()
-        self.metrics = Metrics(config.daemon.metrics_port)
+        self.metrics = Metrics(config.daemon.metrics_port, config.daemon.metrics_host)
         self._stopping = False
         self._in_apply = False
         r = config.replication
@@ -129,7 +129,9 @@ class Daemon:
 
     def _set_state(self, state: str) -> None:
         self.live.state = state
+        self.metrics.set_state(state)
         try:
+            os.makedirs(self.cfg.daemon.state_dir, exist_ok=True)
             service.write_status(self.cfg.daemon.state_dir, self.live.as_status())
         except OSError as exc:
             log.warning("cannot write the status file in %s: %s", self.cfg.daemon.state_dir, exc)
@@ -151,7 +153,7 @@ class Daemon:
             applier = TransactionApplier(target, self.checkpoint, self.options, self.live.totals)
             source = BinlogSource(self.cfg.source, server_id=self.cfg.replication.server_id,
                                   start=start, blocking=not self.until_caught_up,
-                                  accept=self.options.accept)
+                                  table_filter=self.options.accept)
             self._set_state("running")
             if self.notify:
                 self.notify.ready()
@@ -163,7 +165,7 @@ class Daemon:
 
     def _loop(self, source, applier: TransactionApplier) -> None:
         every = max(1, self.cfg.daemon.progress_every)
-        for txn in source.transactions():
+        for txn in source:
             self._in_apply = True
             try:
                 rows = applier.apply(txn)

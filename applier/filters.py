@@ -1,0 +1,51 @@
+"""Which source tables to replicate: ``do_tables`` / ``ignore_tables`` patterns.
+
+Patterns are ``db.table`` strings with ``replicate-wild-do-table`` wildcards: ``%`` matches
+any run of characters (also none), ``_`` exactly one, and a backslash makes the next
+character literal (``shop.tmp\\_%``). Like the server, a pattern is matched against the
+whole ``db.table`` name, so ``%`` may cross the dot. Names compare case-sensitively, as
+MySQL does on Linux with ``lower_case_table_names=0``.
+
+Rules: a table matching any ignore pattern is skipped (ignore wins; MySQL checks
+wild-do before wild-ignore, which makes an ignore inside a do pattern useless). Otherwise
+it is replicated when the do list is empty or one of its patterns matches. Pure.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+
+TableFilter = Callable[[str, str], bool]
+
+
+def like_regex(pattern: str, *, case_sensitive: bool = True) -> re.Pattern[str]:
+    """A compiled regular expression equivalent to the LIKE-style ``pattern``."""
+    out: list[str] = []
+    chars = iter(pattern)
+    for ch in chars:
+        if ch == "\\":
+            out.append(re.escape(next(chars, "\\")))
+        elif ch == "%":
+            out.append(".*")
+        elif ch == "_":
+            out.append(".")
+        else:
+            out.append(re.escape(ch))
+    flags = re.DOTALL | (0 if case_sensitive else re.IGNORECASE)
+    return re.compile("".join(out), flags)
+
+
+def table_filter(do_tables: Iterable[str] = (), ignore_tables: Iterable[str] = (), *,
+                 case_sensitive: bool = True) -> TableFilter:
+    """A predicate ``(db, table) -> bool``: True when the table is to be replicated."""
+    do = [like_regex(p, case_sensitive=case_sensitive) for p in do_tables]
+    ignore = [like_regex(p, case_sensitive=case_sensitive) for p in ignore_tables]
+
+    def wanted(db: str, table: str) -> bool:
+        name = f"{db}.{table}"
+        if any(rx.fullmatch(name) for rx in ignore):
+            return False
+        return not do or any(rx.fullmatch(name) for rx in do)
+
+    return wanted

@@ -1,0 +1,497 @@
+"""Exact decoding of binlog row images (WRITE/UPDATE/DELETE rows events, v1 and v2).
+
+Pure: bytes in, values out, no connection. Values follow the VALUE MODEL of
+applier.conversions; the choices where MySQL offers several forms:
+
+  integers        int, read with the table map's signedness (signed when unknown)
+  DECIMAL         decimal.Decimal with exactly `scale` fractional digits
+  FLOAT/DOUBLE    float
+  YEAR            str 'YYYY' ('0000' for the zero year), like every temporal value
+  DATE            'YYYY-MM-DD', zero and partial dates kept ('0000-00-00', '2024-00-15')
+  DATETIME(n)     'YYYY-MM-DD HH:MM:SS[.f{n}]'
+  TIMESTAMP(n)    the same literal in UTC; the zero timestamp is '0000-00-00 00:00:00[.0..]'
+  TIME(n)         '[-]HH:MM:SS[.f{n}]', hours may be 3 digits ('838:59:59')
+  CHAR/VARCHAR/TEXT  str decoded strictly with the column charset (MySQL latin1 is cp1252
+                  whose five holes 0x81 0x8D 0x8F 0x90 0x9D map to U+0081...); an unknown
+                  or unsupported charset leaves bytes
+  BINARY(N)       bytes re-padded with 0x00 to N (the binlog strips trailing zeros)
+  VARBINARY/BLOB  bytes;  GEOMETRY bytes (SRID + WKB, as stored)
+  BIT             int;  ENUM int index (0 = the empty value);  SET int bitmask (0 = empty set)
+  JSON            str: MySQL binary JSON rendered as MySQL prints it; MariaDB's JSON is
+                  LONGTEXT and arrives as a str anyway
+  NULL            None; a column absent from the image is absent from the dict
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime
+import json
+import struct
+from collections.abc import Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+# MYSQL_TYPE_* codes as they appear in the table map.
+DECIMAL, TINY, SHORT, LONG, FLOAT, DOUBLE, NULL, TIMESTAMP, LONGLONG, INT24 = range(10)
+DATE, TIME, DATETIME, YEAR, NEWDATE, VARCHAR, BIT = range(10, 17)
+TIMESTAMP2, DATETIME2, TIME2 = 17, 18, 19
+JSON, NEWDECIMAL, ENUM, SET = 245, 246, 247, 248
+TINY_BLOB, MEDIUM_BLOB, LONG_BLOB, BLOB, VAR_STRING, STRING, GEOMETRY = range(249, 256)
+
+# Rows event type codes.
+WRITE_V1, UPDATE_V1, DELETE_V1 = 0x17, 0x18, 0x19
+WRITE_V2, UPDATE_V2, DELETE_V2 = 0x1E, 0x1F, 0x20
+PARTIAL_UPDATE = 0x27
+EVENT_KINDS = {WRITE_V1: "insert", WRITE_V2: "insert", UPDATE_V1: "update",
+               UPDATE_V2: "update", DELETE_V1: "delete", DELETE_V2: "delete",
+               PARTIAL_UPDATE: "update"}
+
+_INT_SIZES = {TINY: 1, SHORT: 2, INT24: 3, LONG: 4, LONGLONG: 8}
+_DIG2BYTES = (0, 1, 1, 2, 2, 3, 3, 4, 4, 4)
+
+
+class RowImageError(ValueError):
+    """The bytes do not decode as the table map says (or use an unsupported feature)."""
+
+
+@dataclass(frozen=True)
+class ColumnCodec:
+    """What decoding one column needs, from its table-map entry and optional metadata.
+
+    type_code: MYSQL_TYPE_* (ENUM/SET already resolved from STRING's real type).
+    max_length: CHAR/BINARY/VARCHAR maximum byte length (decides 1- or 2-byte prefixes).
+    length_size: BLOB/TEXT/JSON/GEOMETRY length-prefix bytes; ENUM/SET storage bytes.
+    charset: MySQL charset name; 'binary' for binary strings; None when unknown.
+    """
+
+    type_code: int
+    unsigned: bool = False
+    max_length: int = 0
+    length_size: int = 0
+    precision: int = 0
+    scale: int = 0
+    fsp: int = 0
+    bits: int = 0
+    charset: str | None = None
+
+
+@dataclass(frozen=True)
+class RowsBody:
+    """The parsed header of a rows event body (after the 19-byte common header)."""
+
+    kind: str
+    table_id: int
+    flags: int
+    column_count: int
+    present: bytes  # columns-present bitmap (before image for updates)
+    present_after: bytes | None  # updates only
+    rows: bytes  # the row images
+
+
+# -- event framing ----------------------------------------------------------------------
+
+
+def parse_rows_body(event_type: int, body: bytes) -> RowsBody:
+    """Split a rows event body (post-header + payload, without checksum)."""
+    if event_type not in EVENT_KINDS:
+        raise RowImageError(f"event type {event_type:#x} is not a rows event")
+    if event_type == PARTIAL_UPDATE:
+        raise RowImageError("partial JSON updates (binlog_row_value_options=PARTIAL_JSON) "
+                            "are not supported; set binlog_row_value_options=''")
+    table_id = int.from_bytes(body[0:6], "little")
+    flags = int.from_bytes(body[6:8], "little")
+    pos = 8
+    if event_type in (WRITE_V2, UPDATE_V2, DELETE_V2):
+        extra_len = int.from_bytes(body[8:10], "little")  # includes its own two bytes
+        pos = 8 + extra_len
+    ncols, pos = _lenenc(body, pos)
+    nbytes = (ncols + 7) // 8
+    present = body[pos:pos + nbytes]
+    pos += nbytes
+    present_after = None
+    kind = EVENT_KINDS[event_type]
+    if kind == "update":
+        present_after = body[pos:pos + nbytes]
+        pos += nbytes
+    return RowsBody(kind, table_id, flags, ncols, present, present_after, body[pos:])
+
+
+def decode_rows(rb: RowsBody, codecs: Sequence[ColumnCodec]) -> list[tuple[dict | None,
+                                                                          dict | None]]:
+    """Every row of the event as (before, after) images: {column index: value}."""
+    if len(codecs) != rb.column_count:
+        raise RowImageError(f"rows event has {rb.column_count} columns, table map "
+                            f"{len(codecs)}")
+    out: list[tuple[dict | None, dict | None]] = []
+    pos, data = 0, rb.rows
+    while pos < len(data):
+        first, pos = decode_image(data, pos, rb.present, codecs)
+        if rb.kind == "insert":
+            out.append((None, first))
+        elif rb.kind == "delete":
+            out.append((first, None))
+        else:
+            after, pos = decode_image(data, pos, rb.present_after or b"", codecs)
+            out.append((first, after))
+    return out
+
+
+def decode_image(data: bytes, pos: int, present: bytes,
+                 codecs: Sequence[ColumnCodec]) -> tuple[dict[int, Any], int]:
+    """One row image at data[pos:]: its NULL bitmap then the present non-NULL values."""
+    cols = [i for i in range(len(codecs)) if present[i >> 3] & (1 << (i & 7))]
+    nulls = data[pos:pos + (len(cols) + 7) // 8]
+    pos += (len(cols) + 7) // 8
+    image: dict[int, Any] = {}
+    for n, i in enumerate(cols):
+        if nulls[n >> 3] & (1 << (n & 7)):
+            image[i] = None
+            continue
+        try:
+            image[i], pos = decode_value(data, pos, codecs[i])
+        except (IndexError, struct.error, ValueError) as exc:
+            raise RowImageError(f"column {i}: {exc}") from exc
+    return image, pos
+
+
+# -- values -----------------------------------------------------------------------------
+
+
+def decode_value(data: bytes, pos: int, c: ColumnCodec) -> tuple[Any, int]:
+    """The value of column c at data[pos:] and the position after it."""
+    t = c.type_code
+    if t in _INT_SIZES:
+        n = _INT_SIZES[t]
+        return _int(data[pos:pos + n], "little", not c.unsigned), pos + n
+    reader = _READERS.get(t)
+    if reader is None:
+        raise RowImageError(f"unsupported column type {t}")
+    return reader(data, pos, c)
+
+
+def _int(raw: bytes, order: str, signed: bool) -> int:
+    if len(raw) not in (1, 2, 3, 4, 5, 6, 8):
+        raise RowImageError("truncated value")
+    return int.from_bytes(raw, order, signed=signed)
+
+
+def _float(data: bytes, pos: int, c: ColumnCodec) -> tuple[Any, int]:
+    if c.type_code == FLOAT:
+        return struct.unpack_from("<f", data, pos)[0], pos + 4
+    return struct.unpack_from("<d", data, pos)[0], pos + 8
+
+
+def _decimal(data: bytes, pos: int, c: ColumnCodec) -> tuple[Decimal, int]:
+    intg, frac = c.precision - c.scale, c.scale
+    sizes = ([_DIG2BYTES[intg % 9]] if intg % 9 else []) + [4] * (intg // 9)
+    fsizes = [4] * (frac // 9) + ([_DIG2BYTES[frac % 9]] if frac % 9 else [])
+    size = sum(sizes) + sum(fsizes)
+    raw = bytearray(data[pos:pos + size])
+    if len(raw) != size:
+        raise RowImageError("truncated decimal")
+    negative = not raw[0] & 0x80
+    raw[0] ^= 0x80
+    if negative:
+        raw = bytearray(b ^ 0xFF for b in raw)
+    digits, p = [], 0
+    for k, n in enumerate(sizes):
+        width = intg % 9 if (k == 0 and intg % 9) else 9
+        digits.append(str(int.from_bytes(raw[p:p + n], "big")).zfill(width))
+        p += n
+    fdigits = []
+    for k, n in enumerate(fsizes):
+        width = 9 if k < frac // 9 else frac % 9
+        fdigits.append(str(int.from_bytes(raw[p:p + n], "big")).zfill(width))
+        p += n
+    text = ("-" if negative else "") + ("".join(digits).lstrip("0") or "0")
+    if frac:
+        text += "." + "".join(fdigits)
+    return Decimal(text), pos + size
+
+
+def _frac(data: bytes, pos: int, fsp: int) -> tuple[int, int]:
+    """Fractional seconds of DATETIME2/TIMESTAMP2 as microseconds."""
+    n = (fsp + 1) // 2
+    if not n:
+        return 0, pos
+    value = int.from_bytes(data[pos:pos + n], "big")
+    return value * (100 ** (3 - n)), pos + n
+
+
+def _fmt_frac(micro: int, fsp: int) -> str:
+    return "." + f"{micro:06d}"[:fsp] if fsp else ""
+
+
+def _date(data: bytes, pos: int, c: ColumnCodec) -> tuple[str, int]:
+    v = int.from_bytes(data[pos:pos + 3], "little")
+    return f"{v >> 9:04d}-{(v >> 5) & 15:02d}-{v & 31:02d}", pos + 3
+
+
+def _datetime2(data: bytes, pos: int, c: ColumnCodec) -> tuple[str, int]:
+    v = int.from_bytes(data[pos:pos + 5], "big") - 0x8000000000
+    micro, end = _frac(data, pos + 5, c.fsp)
+    ymd, hms = v >> 17, v & 0x1FFFF
+    ym = ymd >> 5
+    text = (f"{ym // 13:04d}-{ym % 13:02d}-{ymd & 31:02d} "
+            f"{hms >> 12:02d}:{(hms >> 6) & 63:02d}:{hms & 63:02d}")
+    return text + _fmt_frac(micro, c.fsp), end
+
+
+def _timestamp2(data: bytes, pos: int, c: ColumnCodec) -> tuple[str, int]:
+    seconds = int.from_bytes(data[pos:pos + 4], "big")
+    micro, end = _frac(data, pos + 4, c.fsp)
+    if seconds == 0 and micro == 0:
+        return "0000-00-00 00:00:00" + _fmt_frac(0, c.fsp), end
+    dt = datetime.datetime(1970, 1, 1) + datetime.timedelta(seconds=seconds)
+    return dt.strftime("%Y-%m-%d %H:%M:%S") + _fmt_frac(micro, c.fsp), end
+
+
+def _time2(data: bytes, pos: int, c: ColumnCodec) -> tuple[str, int]:
+    """MySQL's my_time_packed_from_binary, then TIME_from_longlong_time_packed."""
+    fsp, n = c.fsp, (c.fsp + 1) // 2
+    if n == 3:
+        packed = int.from_bytes(data[pos:pos + 6], "big") - 0x800000000000
+    else:
+        intpart = int.from_bytes(data[pos:pos + 3], "big") - 0x800000
+        frac = int.from_bytes(data[pos + 3:pos + 3 + n], "big") if n else 0
+        if intpart < 0 and frac:
+            intpart += 1
+            frac -= 1 << (8 * n)
+        packed = (intpart << 24) + frac * (100 ** (3 - n) if n else 0)
+    sign = "-" if packed < 0 else ""
+    packed = abs(packed)
+    hms, micro = packed >> 24, packed % (1 << 24)
+    text = f"{sign}{(hms >> 12) % 1024:02d}:{(hms >> 6) % 64:02d}:{hms % 64:02d}"
+    return text + _fmt_frac(micro, fsp), pos + 3 + n
+
+
+def _year(data: bytes, pos: int, c: ColumnCodec) -> tuple[str, int]:
+    v = data[pos]
+    return ("0000" if v == 0 else f"{1900 + v:04d}"), pos + 1
+
+
+def _old_datetime(data: bytes, pos: int, c: ColumnCodec) -> tuple[str, int]:
+    v = int.from_bytes(data[pos:pos + 8], "little")
+    d, t = divmod(v, 1000000)
+    return (f"{d // 10000:04d}-{d // 100 % 100:02d}-{d % 100:02d} "
+            f"{t // 10000:02d}:{t // 100 % 100:02d}:{t % 100:02d}"), pos + 8
+
+
+def _old_time(data: bytes, pos: int, c: ColumnCodec) -> tuple[str, int]:
+    v = int.from_bytes(data[pos:pos + 3], "little", signed=True)
+    sign, v = ("-" if v < 0 else ""), abs(v)
+    return f"{sign}{v // 10000:02d}:{v // 100 % 100:02d}:{v % 100:02d}", pos + 3
+
+
+def _old_timestamp(data: bytes, pos: int, c: ColumnCodec) -> tuple[str, int]:
+    seconds = int.from_bytes(data[pos:pos + 4], "little")
+    if seconds == 0:
+        return "0000-00-00 00:00:00", pos + 4
+    dt = datetime.datetime(1970, 1, 1) + datetime.timedelta(seconds=seconds)
+    return dt.strftime("%Y-%m-%d %H:%M:%S"), pos + 4
+
+
+def _bit(data: bytes, pos: int, c: ColumnCodec) -> tuple[int, int]:
+    n = (c.bits + 7) // 8
+    return int.from_bytes(data[pos:pos + n], "big"), pos + n
+
+
+def _enumset(data: bytes, pos: int, c: ColumnCodec) -> tuple[int, int]:
+    n = c.length_size or 1
+    return int.from_bytes(data[pos:pos + n], "little"), pos + n
+
+
+def _prefixed(data: bytes, pos: int, size: int) -> tuple[bytes, int]:
+    length = int.from_bytes(data[pos:pos + size], "little")
+    start = pos + size
+    if start + length > len(data):
+        raise RowImageError("truncated string")
+    return data[start:start + length], start + length
+
+
+def _string(data: bytes, pos: int, c: ColumnCodec) -> tuple[Any, int]:
+    raw, end = _prefixed(data, pos, 2 if c.max_length > 255 else 1)
+    if c.charset == "binary" and c.type_code == STRING and len(raw) < c.max_length:
+        return raw + b"\x00" * (c.max_length - len(raw)), end
+    return decode_text(raw, c.charset), end
+
+
+def _blob(data: bytes, pos: int, c: ColumnCodec) -> tuple[Any, int]:
+    raw, end = _prefixed(data, pos, c.length_size)
+    return decode_text(raw, c.charset), end
+
+
+def _geometry(data: bytes, pos: int, c: ColumnCodec) -> tuple[bytes, int]:
+    return _prefixed(data, pos, c.length_size)
+
+
+def _json(data: bytes, pos: int, c: ColumnCodec) -> tuple[str, int]:
+    raw, end = _prefixed(data, pos, c.length_size)
+    return json_text(raw), end
+
+
+_READERS = {
+    FLOAT: _float, DOUBLE: _float, NEWDECIMAL: _decimal, DATE: _date, NEWDATE: _date,
+    DATETIME2: _datetime2, TIMESTAMP2: _timestamp2, TIME2: _time2, YEAR: _year,
+    DATETIME: _old_datetime, TIME: _old_time, TIMESTAMP: _old_timestamp, BIT: _bit,
+    ENUM: _enumset, SET: _enumset, VARCHAR: _string, VAR_STRING: _string, STRING: _string,
+    BLOB: _blob, TINY_BLOB: _blob, MEDIUM_BLOB: _blob, LONG_BLOB: _blob,
+    GEOMETRY: _geometry, JSON: _json,
+}
+
+
+# -- character sets ---------------------------------------------------------------------
+
+# MySQL latin1 is cp1252 except that its five undefined bytes map to the C1 controls.
+_LATIN1 = {b: ch for b in range(0x80, 0xA0)
+           if (ch := bytes([b]).decode("cp1252", "ignore"))}  # str.translate table
+
+_CODECS = {
+    "utf8mb4": "utf-8", "utf8mb3": "utf-8", "utf8": "utf-8", "ascii": "ascii",
+    "ucs2": "utf-16-be", "utf16": "utf-16-be", "utf16le": "utf-16-le",
+    "utf32": "utf-32-be", "latin2": "iso8859-2", "latin5": "iso8859-9",
+    "latin7": "iso8859-13", "greek": "iso8859-7", "hebrew": "iso8859-8",
+    "cp1250": "cp1250", "cp1251": "cp1251", "cp1256": "cp1256", "cp1257": "cp1257",
+    "cp850": "cp850", "cp852": "cp852", "cp866": "cp866", "koi8r": "koi8-r",
+    "koi8u": "koi8-u", "tis620": "tis-620", "macroman": "mac-roman",
+    "macce": "mac-latin2", "gbk": "gbk", "gb2312": "gb2312", "gb18030": "gb18030",
+    "big5": "big5", "euckr": "euc-kr", "ujis": "euc-jp", "sjis": "shift_jis",
+    "cp932": "cp932",
+}
+
+
+def decode_text(raw: bytes, charset: str | None) -> str | bytes:
+    """Strict decoding with a MySQL charset; bytes for 'binary', unknown or unsupported."""
+    if charset == "latin1":
+        return raw.decode("latin-1").translate(_LATIN1)
+    codec = _CODECS.get(charset or "")
+    if codec is None:
+        return raw
+    try:
+        return raw.decode(codec)
+    except UnicodeDecodeError as exc:
+        raise RowImageError(f"invalid {charset} string {raw[:40]!r}: {exc}") from exc
+
+
+# -- MySQL binary JSON ------------------------------------------------------------------
+
+
+def json_text(raw: bytes) -> str:
+    """MySQL's binary JSON as JSON text, formatted the way MySQL prints it."""
+    if not raw:
+        raise RowImageError("empty binary JSON value")
+    return _dump(_json_value(raw[0], raw, 1))
+
+
+def _dump(value: Any) -> str:
+    if isinstance(value, _Raw):
+        return value.text
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{json.dumps(k, ensure_ascii=False)}: {_dump(v)}"
+                               for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_dump(v) for v in value) + "]"
+    return json.dumps(value, ensure_ascii=False)
+
+
+class _Raw:
+    def __init__(self, text: str):
+        self.text = text
+
+
+_JSON_INTS = {0x05: (2, True), 0x06: (2, False), 0x07: (4, True), 0x08: (4, False),
+              0x09: (8, True), 0x0A: (8, False)}
+
+
+def _json_value(t: int, b: bytes, pos: int) -> Any:
+    if t in (0x00, 0x01, 0x02, 0x03):
+        return _json_container(t, b, pos)
+    if t == 0x04:
+        return {0: None, 1: True, 2: False}[b[pos]]
+    if t in _JSON_INTS:
+        n, signed = _JSON_INTS[t]
+        return int.from_bytes(b[pos:pos + n], "little", signed=signed)
+    if t == 0x0B:
+        return struct.unpack_from("<d", b, pos)[0]
+    if t == 0x0C:
+        length, pos = _varlen(b, pos)
+        return b[pos:pos + length].decode("utf-8")
+    if t == 0x0F:
+        return _json_opaque(b, pos)
+    raise RowImageError(f"unknown JSON value type {t:#x}")
+
+
+def _json_container(t: int, b: bytes, pos: int) -> Any:
+    large, is_obj = t in (0x01, 0x03), t in (0x00, 0x01)
+    w = 4 if large else 2
+    count = int.from_bytes(b[pos:pos + w], "little")
+    base, p = pos, pos + 2 * w
+    keys = []
+    if is_obj:
+        for _ in range(count):
+            off = int.from_bytes(b[p:p + w], "little")
+            klen = int.from_bytes(b[p + w:p + w + 2], "little")
+            keys.append(b[base + off:base + off + klen].decode("utf-8"))
+            p += w + 2
+    values = []
+    for _ in range(count):
+        vt, entry = b[p], b[p + 1:p + 1 + w]
+        inline = vt in (0x04, 0x05, 0x06) or (large and vt in (0x07, 0x08))
+        if inline:
+            values.append(_json_value(vt, entry, 0))
+        else:
+            values.append(_json_value(vt, b, base + int.from_bytes(entry, "little")))
+        p += 1 + w
+    return dict(zip(keys, values, strict=True)) if is_obj else values
+
+
+def _json_opaque(b: bytes, pos: int) -> Any:
+    mysql_type = b[pos]
+    length, pos = _varlen(b, pos + 1)
+    data = b[pos:pos + length]
+    if mysql_type == NEWDECIMAL:
+        codec = ColumnCodec(NEWDECIMAL, precision=data[0], scale=data[1])
+        return _Raw(str(_decimal(data, 2, codec)[0]))
+    if mysql_type in (DATE, DATETIME, TIMESTAMP, TIME):
+        return _json_temporal(mysql_type, int.from_bytes(data[:8], "little", signed=True))
+    return f"base64:type{mysql_type}:" + base64.b64encode(data).decode()
+
+
+def _json_temporal(mysql_type: int, packed: int) -> str:
+    """MySQL's packed longlong temporal (TIME_from_longlong_*_packed)."""
+    sign = "-" if packed < 0 else ""
+    packed = abs(packed)
+    micro, ymdhms = packed % (1 << 24), packed >> 24
+    if mysql_type == TIME:
+        h, m, s = (ymdhms >> 12) % 1024, (ymdhms >> 6) % 64, ymdhms % 64
+        return f"{sign}{h:02d}:{m:02d}:{s:02d}" + (f".{micro:06d}" if micro else "")
+    ymd, hms = ymdhms >> 17, ymdhms % (1 << 17)
+    ym = ymd >> 5
+    date = f"{ym // 13:04d}-{ym % 13:02d}-{ymd % 32:02d}"
+    if mysql_type == DATE:
+        return date
+    return (f"{date} {hms >> 12:02d}:{(hms >> 6) % 64:02d}:{hms % 64:02d}"
+            + (f".{micro:06d}" if micro else ""))
+
+
+def _varlen(b: bytes, pos: int) -> tuple[int, int]:
+    length = shift = 0
+    while True:
+        byte = b[pos]
+        pos += 1
+        length |= (byte & 0x7F) << shift
+        shift += 7
+        if not byte & 0x80:
+            return length, pos
+
+
+def _lenenc(b: bytes, pos: int) -> tuple[int, int]:
+    first = b[pos]
+    if first < 251:
+        return first, pos + 1
+    n = {252: 2, 253: 3, 254: 8}.get(first)
+    if n is None:
+        raise RowImageError(f"bad length-encoded integer {first}")
+    return int.from_bytes(b[pos + 1:pos + 1 + n], "little"), pos + 1 + n

@@ -1,0 +1,119 @@
+"""Key-range chunks: boundaries from the source, one WHERE predicate per chunk.
+
+A single integer key is split into equal-width ranges between its MIN and MAX; any other
+key (composite, string, temporal) is split at every `chunk_rows`-th key of an ordered
+index scan. The first and last chunks are open-ended, so replica rows outside the source's
+key range still fall into a chunk. Boundary values are SQL literals that compare the same
+way on both sides (a chunkable key has identical, or integer non-lossy, types).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+
+from applier.types import BINARY, INTEGER, STRING, TEMPORAL, SqlType
+
+from reconcile.plan import SOURCE, TablePlan
+
+log = logging.getLogger(__name__)
+
+Boundary = tuple[str, ...]  # one SQL literal per key column
+
+
+def _cmp(cols: list[str], vals: Boundary, strict_last: str) -> str:
+    """(c1, c2, ...) compared to (v1, v2, ...) lexicographically; strict_last is the
+    operator for the last column ('>=' for a lower bound, '<' for an upper bound)."""
+    if len(cols) == 1:
+        return f"{cols[0]} {strict_last} {vals[0]}"
+    op = ">" if strict_last.startswith(">") else "<"
+    rest = _cmp(cols[1:], vals[1:], strict_last)
+    return f"({cols[0]} {op} {vals[0]} OR ({cols[0]} = {vals[0]} AND {rest}))"
+
+
+def lower(cols: list[str], vals: Boundary) -> str:
+    if len(cols) == 1:
+        return _cmp(cols, vals, ">=")
+    return f"{cols[0]} >= {vals[0]} AND {_cmp(cols, vals, '>=')}"
+
+
+def upper(cols: list[str], vals: Boundary) -> str:
+    if len(cols) == 1:
+        return _cmp(cols, vals, "<")
+    return f"{cols[0]} <= {vals[0]} AND {_cmp(cols, vals, '<')}"
+
+
+def predicates(cols: list[str], bounds: list[Boundary]) -> list[str]:
+    """One predicate per chunk for the (quoted) key columns: len(bounds) + 1 chunks."""
+    if not bounds:
+        return ["1=1"]
+    out = [upper(cols, bounds[0])]
+    for lo, hi in zip(bounds, bounds[1:], strict=False):
+        out.append(f"{lower(cols, lo)} AND {upper(cols, hi)}")
+    out.append(lower(cols, bounds[-1]))
+    return out
+
+
+def literal_expr(column: str, t: SqlType) -> str:
+    """SQL that reads a key value as the text of a literal for the same type."""
+    if t.group == STRING:
+        cs = t.charset or "utf8mb4"
+        return f"CONCAT('_{cs} X''', HEX({column}), '''')"
+    if t.group == BINARY:
+        return f"CONCAT('X''', HEX({column}), '''')"
+    if t.group == TEMPORAL:
+        return f"CONCAT('''', CAST({column} AS CHAR), '''')"
+    if t.group == INTEGER or t.name == "decimal":
+        return f"CAST({column} AS CHAR)"
+    return f"CAST({column} + 0 AS CHAR)"  # bit, enum, set: by number
+
+
+def integer_bounds(lo: int, hi: int, rows: int, chunk_rows: int) -> list[Boundary]:
+    """Equal-width boundaries splitting [lo, hi] into about rows/chunk_rows chunks."""
+    n = max(1, math.ceil(rows / max(1, chunk_rows)))
+    if n <= 1 or hi <= lo:
+        return []
+    width = max(1, math.ceil((hi - lo + 1) / n))
+    return [(str(b),) for b in range(lo + width, hi + 1, width)]
+
+
+def compute_bounds(conn, plan: TablePlan, chunk_rows: int) -> list[Boundary]:
+    """Chunk boundaries read from the source (empty: one chunk)."""
+    if not plan.chunkable:
+        return []
+    cols = plan.key_columns(SOURCE)
+    key = [plan.columns[i] for i in plan.key]
+    with conn.cursor() as cur:
+        cur.execute("SELECT TABLE_ROWS FROM information_schema.TABLES"
+                    " WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s", (plan.schema, plan.table))
+        row = cur.fetchone()
+        estimate = int(row[0] or 0) if row else 0
+        if len(key) == 1 and key[0].source_type.group == INTEGER:
+            cur.execute(f"SELECT MIN({cols[0]}), MAX({cols[0]}) FROM {plan.qualified}")
+            lo, hi = cur.fetchone()
+            if lo is None:
+                return []
+            return integer_bounds(int(lo), int(hi), estimate, chunk_rows)
+    if estimate <= chunk_rows:
+        return []
+    return _sampled_bounds(conn, plan, cols, chunk_rows)
+
+
+def _sampled_bounds(conn, plan: TablePlan, cols: list[str], chunk_rows: int) -> list[Boundary]:
+    import pymysql.cursors
+
+    exprs = [literal_expr(c, plan.columns[i].source_type) for c, i in zip(cols, plan.key,
+                                                                          strict=True)]
+    sql = f"SELECT {', '.join(exprs)} FROM {plan.qualified} ORDER BY {', '.join(cols)}"
+    log.debug("sampling key boundaries: %s", sql)
+    bounds: list[Boundary] = []
+    with conn.cursor(pymysql.cursors.SSCursor) as cur:
+        cur.execute(sql)
+        for n, row in enumerate(cur, start=0):
+            if n and n % chunk_rows == 0:
+                bounds.append(tuple(_text(v) for v in row))
+    return bounds
+
+
+def _text(v) -> str:
+    return v.decode() if isinstance(v, bytes | bytearray) else str(v)

@@ -1,0 +1,184 @@
+"""Shared fixtures for integration tests: real servers, started once per session.
+
+Default: local throwaway MariaDB/MySQL servers (applier.sandbox) in a temporary directory,
+a source (binlog_row_image=FULL, binlog_row_metadata=FULL) and a target. With
+APPLIER_TEST_SERVERS=docker and a reachable Docker engine, MySQL 8 containers
+(testcontainers) instead.
+
+Fixtures:
+  servers          session: SandboxInfo-like object with .source / .target (ServerInfo:
+                   host, port, user, password, flavor, row_image; .server_config() gives
+                   an applier.config.ServerConfig, .pymysql_kwargs() connection kwargs)
+  source_db        function: Db on the source: .conn (pymysql, autocommit, default schema
+  target_db        selected), .schema (the same fresh unique name on both servers, dropped
+                   after the test), .server, .config, .execute(sql, args), .query(sql, args)
+  applier_config   function: applier.config.Config pointing at both servers
+  source_for_image session factory: source_for_image('MINIMAL' | 'NOBLOB' | 'FULL') ->
+                   ServerInfo of a source with that binlog_row_image (started lazily, once)
+  make_db          function factory: make_db(server_info, schema) -> Db (schema created,
+                   dropped after the test)
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+import pymysql
+import pytest
+
+from applier.config import Config, ReplicationConfig, ServerConfig
+from applier.sandbox import Sandbox, SandboxInfo, ServerInfo
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Db:
+    """A connection to one server with a test's own schema selected."""
+
+    conn: pymysql.Connection
+    schema: str
+    server: ServerInfo
+    config: ServerConfig = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.config = self.server.server_config()
+
+    def execute(self, sql: str, args: Any = None) -> int:
+        with self.conn.cursor() as cur:
+            return cur.execute(sql, args)
+
+    def query(self, sql: str, args: Any = None) -> list[tuple]:
+        with self.conn.cursor() as cur:
+            cur.execute(sql, args)
+            return list(cur.fetchall())
+
+
+def _docker_wanted() -> bool:
+    if os.environ.get("APPLIER_TEST_SERVERS", "local").lower() != "docker":
+        return False
+    try:
+        import docker
+
+        docker.from_env().ping()
+        return True
+    except Exception as exc:  # noqa: BLE001 - any failure means no usable engine
+        log.warning("APPLIER_TEST_SERVERS=docker but no Docker engine: %s", exc)
+        return False
+
+
+def _mysql_container(role: str, row_image: str = "FULL"):
+    from testcontainers.mysql import MySqlContainer
+
+    args = ["--server-id=" + ("1" if role == "source" else "2")]
+    if role == "source":
+        args += ["--log-bin=binlog", "--binlog-format=ROW", "--binlog-row-metadata=FULL",
+                 f"--binlog-row-image={row_image}", "--gtid-mode=ON",
+                 "--enforce-gtid-consistency=ON"]
+    container = MySqlContainer("mysql:8.0", username="root", password="test",
+                               root_password="test").with_command(" ".join(args))
+    container.start()
+    info = ServerInfo(role=role, flavor="mysql", host=container.get_container_host_ip(),
+                      port=int(container.get_exposed_port(3306)), socket="", pid=0,
+                      datadir="", error_log="", user="root", password="test",
+                      row_image=row_image if role == "source" else None)
+    return container, info
+
+
+@pytest.fixture(scope="session")
+def servers(tmp_path_factory):
+    if _docker_wanted():
+        (cs, source), (ct, target) = _mysql_container("source"), _mysql_container("target")
+        try:
+            yield SandboxInfo("", {"source": source, "target": target})
+        finally:
+            cs.stop()
+            ct.stop()
+        return
+    sandbox = Sandbox(tmp_path_factory.mktemp("sandbox"))
+    try:
+        yield sandbox.up(row_image="FULL")
+    finally:
+        sandbox.down()
+
+
+@pytest.fixture(scope="session")
+def source_for_image(servers, tmp_path_factory):
+    started: dict[str, ServerInfo] = {"FULL": servers.source}
+    cleanups = []
+
+    def get(row_image: str) -> ServerInfo:
+        key = row_image.upper()
+        if key not in started:
+            if _docker_wanted():
+                container, info = _mysql_container("source", key)
+                cleanups.append(container.stop)
+            else:
+                sandbox = Sandbox(tmp_path_factory.mktemp(f"source-{key.lower()}"),
+                                  roles=("source",))
+                info = sandbox.up(row_image=key).source
+                cleanups.append(sandbox.down)
+            started[key] = info
+        return started[key]
+
+    yield get
+    for cleanup in cleanups:
+        cleanup()
+
+
+def _connect(server: ServerInfo, schema: str | None = None) -> pymysql.Connection:
+    return pymysql.connect(**server.pymysql_kwargs(), database=schema, autocommit=True,
+                           charset="utf8mb4")
+
+
+@pytest.fixture
+def make_db():
+    made: list[Db] = []
+
+    def make(server: ServerInfo, schema: str) -> Db:
+        admin = _connect(server)
+        with admin.cursor() as cur:
+            cur.execute(f"CREATE DATABASE `{schema}` CHARACTER SET utf8mb4")
+        admin.close()
+        db = Db(_connect(server, schema), schema, server)
+        made.append(db)
+        return db
+
+    yield make
+    for db in made:
+        try:
+            db.execute(f"DROP DATABASE IF EXISTS `{db.schema}`")
+        finally:
+            db.conn.close()
+
+
+@pytest.fixture
+def schema_name(request) -> str:
+    base = re.sub(r"[^a-z0-9]+", "_", request.node.name.lower())[:30].strip("_")
+    return f"t_{base}_{uuid.uuid4().hex[:8]}"
+
+
+@pytest.fixture
+def source_db(servers, make_db, schema_name) -> Db:
+    return make_db(servers.source, schema_name)
+
+
+@pytest.fixture
+def target_db(servers, make_db, schema_name) -> Db:
+    return make_db(servers.target, schema_name)
+
+
+@pytest.fixture
+def applier_config(servers, tmp_path) -> Config:
+    from applier.config import DaemonConfig, ReconcileConfig
+
+    return Config(source=servers.source.server_config(),
+                  target=servers.target.server_config(),
+                  replication=ReplicationConfig(start="current"),
+                  daemon=DaemonConfig(state_dir=str(tmp_path / "state")),
+                  reconcile=ReconcileConfig(report_dir=str(tmp_path / "reports")))

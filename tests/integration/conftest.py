@@ -1,0 +1,25 @@
+"""Fixtures for replication through the applier (see harness.Replica)."""
+
+import pytest
+
+from tests.integration.harness import Replica
+
+
+@pytest.fixture
+def replica(servers, source_db, target_db, tmp_path) -> Replica:
+    return Replica(servers.source.server_config(), servers.target.server_config(),
+                   source_db.schema, tmp_path / "state")
+
+
+@pytest.fixture
+def replica_with_image(servers, source_for_image, make_db, schema_name, tmp_path):
+    """replica_with_image('MINIMAL' | 'NOBLOB' | 'FULL') -> Replica from such a source."""
+
+    def make(image: str) -> Replica:
+        source = source_for_image(image)
+        make_db(source, schema_name)
+        make_db(servers.target, schema_name)
+        return Replica(source.server_config(), servers.target.server_config(), schema_name,
+                       tmp_path / "state")
+
+    return make

@@ -1,0 +1,210 @@
+"""BinlogSource against a real source: whole transactions, positions, resume, filter, DDL,
+rotation, row images, errors."""
+
+from __future__ import annotations
+
+import pytest
+
+from applier.errors import ConnectError, TransientError
+from applier.events import Position, RowChange, Statement
+from applier.sandbox import free_port
+from applier.source import (
+    BinlogSource,
+    read_settings,
+    resolve_start,
+    source_status,
+)
+from applier.config import ServerConfig
+
+pytestmark = pytest.mark.integration
+
+SERVER_ID = 4242
+
+
+def _read(db, start, table_filter=None):
+    """Transactions touching the test's schema (rows or statements), until caught up."""
+    flt = table_filter or (lambda s, t: s == db.schema)
+    with BinlogSource(db.config, SERVER_ID, start, blocking=False, table_filter=flt) as src:
+        return [t for t in src
+                if any(isinstance(c, RowChange) or c.schema == db.schema for c in t.changes)]
+
+
+def _same_place(a: Position, b: Position) -> bool:
+    return (a.log_file, a.log_pos) == (b.log_file, b.log_pos)
+
+
+def test_settings_and_status(source_db):
+    s = read_settings(source_db.config)
+    assert s.log_bin and s.binlog_format == "ROW"
+    assert s.binlog_row_image == "FULL" and s.binlog_row_metadata == "FULL"
+    pos = source_status(source_db.config)
+    assert pos.log_file and pos.log_pos >= 4
+
+
+def test_multi_statement_transaction_is_one_transaction(source_db):
+    db = source_db
+    db.execute("CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(10))")
+    start = source_status(db.config)
+    db.execute("BEGIN")
+    db.execute("INSERT INTO t VALUES (1, 'a'), (2, 'b')")
+    db.execute("INSERT INTO t VALUES (3, 'c')")
+    db.execute("UPDATE t SET v = 'z' WHERE id = 2")
+    db.execute("DELETE FROM t WHERE id = 1")
+    db.execute("COMMIT")
+    after = source_status(db.config)
+    txns = _read(db, start)
+    assert len(txns) == 1
+    txn = txns[0]
+    assert [c.kind for c in txn.changes] == ["insert", "insert", "insert", "update", "delete"]
+    assert _same_place(txn.end, after)
+    if after.gtid and "-" in after.gtid and ":" not in after.gtid:  # MariaDB: own GTID
+        assert txn.end.gtid == after.gtid
+    upd = txn.changes[3]
+    assert upd.before == {0: 2, 1: "b"} and upd.after == {0: 2, 1: "z"}
+    assert txn.changes[4].before == {0: 1, 1: "a"} and txn.changes[4].after is None
+    table = upd.table
+    assert (table.schema, table.table, table.primary_key) == (db.schema, "t", (0,))
+    assert [c.name for c in table.columns] == ["id", "v"]
+    assert txn.timestamp > 0 and txn.row_count == 5
+
+
+def test_resume_from_a_mid_position_yields_exactly_the_later_transactions(source_db):
+    db = source_db
+    db.execute("CREATE TABLE t (id INT PRIMARY KEY)")
+    start = source_status(db.config)
+    for i in range(1, 4):
+        db.execute(f"INSERT INTO t VALUES ({i})")
+    first = _read(db, start)
+    assert [t.changes[0].after[0] for t in first] == [1, 2, 3]
+    later = _read(db, first[0].end)
+    assert [t.changes[0].after[0] for t in later] == [2, 3]
+    assert [t.end for t in later] == [t.end for t in first[1:]]
+    assert _read(db, first[-1].end) == []
+    text = _read(db, f"{first[1].end.log_file}:{first[1].end.log_pos}")
+    assert [t.changes[0].after[0] for t in text] == [3]
+
+
+def test_gtid_start_on_mariadb(source_db):
+    db = source_db
+    if read_settings(db.config).flavor != "mariadb":
+        pytest.skip("MariaDB GTID start")
+    db.execute("CREATE TABLE t (id INT PRIMARY KEY)")
+    start = source_status(db.config)
+    for i in range(1, 4):
+        db.execute(f"INSERT INTO t VALUES ({i})")
+    txns = _read(db, start)
+    later = _read(db, txns[0].end.gtid)
+    assert [t.changes[0].after[0] for t in later] == [2, 3]
+    assert [t.end for t in later] == [t.end for t in txns[1:]]
+
+
+def test_table_filter_drops_other_tables(source_db):
+    db = source_db
+    db.execute("CREATE TABLE keep (id INT PRIMARY KEY)")
+    db.execute("CREATE TABLE skip (id INT PRIMARY KEY)")
+    start = source_status(db.config)
+    db.execute("BEGIN")
+    db.execute("INSERT INTO keep VALUES (1)")
+    db.execute("INSERT INTO skip VALUES (1)")
+    db.execute("COMMIT")
+    db.execute("INSERT INTO skip VALUES (2)")
+    end = source_status(db.config)
+    with BinlogSource(db.config, SERVER_ID, start, blocking=False,
+                      table_filter=lambda s, t: s == db.schema and t == "keep") as src:
+        txns = list(src)
+    rows = [c for t in txns for c in t.changes if isinstance(c, RowChange)]
+    assert [(c.table.table, c.after) for c in rows] == [("keep", {0: 1})]
+    # the filtered-out transaction still advances the position
+    assert _same_place(txns[-1].end, end) and txns[-1].changes == []
+
+
+def test_ddl_arrives_as_its_own_statement_transaction(source_db):
+    db = source_db
+    start = source_status(db.config)
+    db.execute("CREATE TABLE t (id INT PRIMARY KEY)")
+    db.execute("ALTER TABLE t ADD COLUMN v INT")
+    db.execute("INSERT INTO t VALUES (1, 2)")
+    txns = _read(db, start)
+    assert len(txns) == 3
+    for txn, word in zip(txns[:2], ("CREATE TABLE", "ALTER TABLE"), strict=True):
+        assert len(txn.changes) == 1 and isinstance(txn.changes[0], Statement)
+        assert txn.changes[0].schema == db.schema and word in txn.changes[0].sql
+    assert txns[2].changes[0].after == {0: 1, 1: 2}
+    assert txns[0].end < txns[1].end < txns[2].end
+
+
+def test_rotation_is_followed(source_db):
+    db = source_db
+    db.execute("CREATE TABLE t (id INT PRIMARY KEY)")
+    start = source_status(db.config)
+    db.execute("INSERT INTO t VALUES (1)")
+    db.execute("FLUSH BINARY LOGS")
+    db.execute("INSERT INTO t VALUES (2)")
+    end = source_status(db.config)
+    txns = _read(db, start)
+    assert [t.changes[0].after[0] for t in txns] == [1, 2]
+    assert txns[0].end.log_file == start.log_file
+    assert txns[1].end.log_file == end.log_file != start.log_file
+    assert _same_place(txns[1].end, end)
+    # resuming from the end of the old file continues in the new one
+    assert [t.changes[0].after[0] for t in _read(db, txns[0].end)] == [2]
+
+
+def test_beginning_and_current_starts(source_db):
+    db = source_db
+    first = resolve_start(db.config, "beginning")
+    assert first.log_pos == 4 and first.log_file
+    cur = resolve_start(db.config, "current")
+    assert (cur.log_file, cur.log_pos) == (source_status(db.config).log_file,
+                                           source_status(db.config).log_pos)
+    with pytest.raises(ValueError):
+        resolve_start(db.config, "nonsense")
+
+
+@pytest.mark.parametrize("image", ["MINIMAL", "NOBLOB"])
+def test_minimal_and_noblob_images_hold_fewer_columns(source_for_image, make_db,
+                                                      schema_name, image):
+    server = source_for_image(image)
+    db = make_db(server, schema_name)
+    db.execute("CREATE TABLE t (id INT PRIMARY KEY, a INT, b BLOB, c INT)")
+    start = source_status(db.config)
+    db.execute("INSERT INTO t VALUES (1, 10, 'x', 30)")
+    db.execute("UPDATE t SET a = 11 WHERE id = 1")
+    db.execute("DELETE FROM t WHERE id = 1")
+    ins, upd, dele = [t.changes[0] for t in _read(db, start)]
+    if image == "MINIMAL":
+        assert ins.after == {0: 1, 1: 10, 2: b"x", 3: 30}  # MariaDB logs all inserted
+        assert upd.before == {0: 1} and upd.after == {1: 11}
+        assert dele.before == {0: 1}
+    else:
+        assert upd.before == {0: 1, 1: 10, 3: 30}  # the blob is left out
+        assert upd.after == {0: 1, 1: 11, 3: 30}
+        assert dele.before == {0: 1, 1: 11, 3: 30}
+
+
+def test_unreachable_source_raises_connect_error():
+    cfg = ServerConfig(host="127.0.0.1", port=free_port())
+    with pytest.raises(ConnectError):
+        list(BinlogSource(cfg, SERVER_ID, Position("binlog.000001", 4), blocking=False))
+    with pytest.raises(ConnectError):
+        source_status(cfg)
+
+
+def test_lost_connection_raises_transient_error(source_db):
+    db = source_db
+    db.execute("CREATE TABLE t (id INT PRIMARY KEY)")
+    start = source_status(db.config)
+    db.execute("INSERT INTO t VALUES (1)")
+    src = BinlogSource(db.config, 7777, start, blocking=True,
+                       table_filter=lambda s, t: s == db.schema)
+    it = iter(src)
+    try:
+        assert next(it).changes[0].after == {0: 1}
+        dump = [r[0] for r in db.query("SHOW PROCESSLIST") if r[4] == "Binlog Dump"]
+        assert dump
+        for thread_id in dump:
+            db.execute(f"KILL {int(thread_id)}")
+        with pytest.raises(TransientError):
+            next(it)
+    finally:
+        src.close()

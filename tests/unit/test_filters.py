@@ -1,0 +1,61 @@
+"""table_filter: replicate-wild-do-table / replicate-wild-ignore-table patterns."""
+
+from __future__ import annotations
+
+import pytest
+
+from applier.filters import like_regex, table_filter
+
+
+@pytest.mark.parametrize("pattern, name, expected", [
+    ("shop.orders", "shop.orders", True),
+    ("shop.orders", "shop.orders2", False),
+    ("shop.%", "shop.orders", True),
+    ("shop.%", "shop.", True),  # % also matches nothing
+    ("shop.%", "shopx.orders", False),
+    ("shop%.%", "shop_eu.orders", True),
+    ("%", "a.b", True),  # the whole name, dot included
+    ("shop.order_", "shop.orders", True),
+    ("shop.order_", "shop.order", False),
+    ("shop.order_", "shop.orders1", False),
+    ("shop.tmp\\_%", "shop.tmp_x", True),
+    ("shop.tmp\\_%", "shop.tmpx", False),
+    ("shop.100\\%", "shop.100%", True),
+    ("shop.100\\%", "shop.1000", False),
+    ("shop.a+b(c)", "shop.a+b(c)", True),  # regex characters are literal
+    ("shop.a.b", "shopXa.b", False),
+    ("Shop.%", "shop.orders", False),  # case-sensitive, as on Linux
+])
+def test_like_patterns(pattern, name, expected):
+    assert bool(like_regex(pattern).fullmatch(name)) is expected
+
+
+def test_case_insensitive_option():
+    assert table_filter(["Shop.%"], case_sensitive=False)("shop", "Orders")
+
+
+def test_empty_lists_replicate_everything():
+    wanted = table_filter()
+    assert wanted("shop", "orders") and wanted("mysql", "user")
+
+
+def test_do_list_restricts():
+    wanted = table_filter(["shop.%", "crm.customers"])
+    assert wanted("shop", "orders")
+    assert wanted("crm", "customers")
+    assert not wanted("crm", "leads")
+    assert not wanted("other", "orders")
+
+
+def test_ignore_without_do():
+    wanted = table_filter(ignore_tables=["%.tmp\\_%"])
+    assert not wanted("shop", "tmp_1")
+    assert wanted("shop", "tmp1")
+    assert wanted("shop", "orders")
+
+
+def test_ignore_wins_over_do():
+    wanted = table_filter(["shop.%"], ["shop.audit%"])
+    assert wanted("shop", "orders")
+    assert not wanted("shop", "audit_log")
+    assert not wanted("crm", "orders")

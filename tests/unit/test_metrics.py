@@ -1,0 +1,94 @@
+"""The Prometheus endpoint, read over a real HTTP connection (no database needed)."""
+
+from __future__ import annotations
+
+import http.client
+import socket
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from applier.errors import ConfigError
+from applier.metrics import LOOKUP_KINDS, Metrics
+
+
+def scrape(m: Metrics) -> dict[tuple[str, tuple], float]:
+    conn = http.client.HTTPConnection(m.host, m.port, timeout=5)
+    conn.request("GET", "/metrics")
+    response = conn.getresponse()
+    assert response.status == 200
+    assert response.getheader("Content-Type").startswith("text/plain")
+    body = response.read().decode()
+    conn.close()
+    return {(s.name, tuple(sorted(s.labels.items()))): s.value
+            for family in text_string_to_metric_families(body) for s in family.samples}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_endpoint_exposes_every_metric():
+    with Metrics(free_port()) as m:
+        assert m.enabled and m.url == f"http://127.0.0.1:{m.port}/metrics"
+        m.set_state("connecting")
+        m.set_state("running")
+        m.transaction_applied(3, lag_seconds=2.5)
+        m.transaction_applied(4)
+        m.lookup("primary_key", 5)
+        m.lookup("table_scan")
+        m.error(1032)
+        m.error(1032)
+        m.error("1677")
+        got = scrape(m)
+    assert got[("applier_up", ())] == 1
+    assert got[("applier_state", (("state", "running"),))] == 1
+    assert got[("applier_state", (("state", "connecting"),))] == 0
+    assert got[("applier_seconds_behind_source", ())] == 2.5
+    assert got[("applier_transactions_applied_total", ())] == 2
+    assert got[("applier_rows_applied_total", ())] == 7
+    assert got[("applier_lookups_total", (("kind", "primary_key"),))] == 5
+    assert got[("applier_lookups_total", (("kind", "table_scan"),))] == 1
+    for kind in ("unique_key", "index"):  # present from the start, at zero
+        assert got[("applier_lookups_total", (("kind", kind),))] == 0
+    assert got[("applier_errors_total", (("code", "1032"),))] == 2
+    assert got[("applier_errors_total", (("code", "1677"),))] == 1
+    assert any(name.startswith("process_") for name, _ in got)
+
+
+def test_close_stops_the_endpoint():
+    m = Metrics(free_port())
+    port = m.port
+    m.close()
+    assert not m.enabled
+    with pytest.raises(OSError):
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+
+
+def test_busy_port_is_a_config_error():
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        with pytest.raises(ConfigError, match=rf"\[daemon\] metrics_port: cannot listen on "
+                                              rf"127.0.0.1:{port}"):
+            Metrics(port)
+
+
+def test_disabled_is_a_no_op():
+    m = Metrics(None)
+    assert not m.enabled and m.url is None
+    m.transaction_applied(1, 0.0)
+    m.set_lag(1)
+    m.error(1062)
+    m.set_state("running")
+    for kind in LOOKUP_KINDS:
+        m.lookup(kind)
+    m.close()
+
+
+def test_unknown_lookup_kind_is_a_programming_error():
+    with pytest.raises(ValueError, match="primary_key"):
+        Metrics(None).lookup("hash")
