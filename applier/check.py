@@ -92,24 +92,29 @@ def run_check(cfg: Config) -> dict:
     r = cfg.replication
     mode = Mode.parse(r.type_conversions)
     accept = table_filter(r.do_tables, r.ignore_tables)
-    settings = read_settings(cfg.source)
-    problems = [f"source {k} is {settings.get(k)!r}, needs {v!r} — set {k}={v} on the source"
-                for k, v in REQUIRED.items() if str(settings.get(k, "")).upper() != v]
-    warnings = [f"source {k} is {settings.get(k)!r}; {v} is recommended (column names in "
-                f"the table map for mapping by name)" for k, v in RECOMMENDED.items()
-                if str(settings.get(k, "")).upper() != v]
+    found = read_settings(cfg.source)
+    settings = {"version": found.version, "flavor": found.flavor,
+                "log_bin": "ON" if found.log_bin else "OFF",
+                "binlog_format": found.binlog_format,
+                "binlog_row_image": found.binlog_row_image,
+                "binlog_row_metadata": found.binlog_row_metadata}
+    problems = [f"source {k} is {settings[k]!r}, needs {v!r} — set {k}={v} on the source"
+                for k, v in REQUIRED.items() if str(settings[k]).upper() != v]
+    warnings = [f"source {k} is {settings[k]!r}; {v} is recommended (column names, "
+                f"signedness and charsets in the table map)" for k, v in RECOMMENDED.items()
+                if str(settings[k]).upper() != v]
     source = connect(cfg.source)
     target = connect(cfg.target)
     try:
         reports = []
-        skip = r.checkpoint_table.split(".")[0]
+        skip = tuple(r.checkpoint_table.split(".", 1))
         for schema, table in list_tables(source, accept):
-            if schema == skip:
+            if (schema, table) == skip:
                 continue
             src_def = read_table(source, schema, table)
             reports.append(check_table(src_def, read_table(target, schema, table), mode,
                                        r.column_mapping,
-                                       str(settings.get("binlog_row_image", "FULL"))))
+                                       found.binlog_row_image or "FULL"))
     finally:
         source.close()
         target.close()

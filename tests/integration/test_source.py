@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from applier.config import ServerConfig
 from applier.errors import ConnectError, TransientError
 from applier.events import Position, RowChange, Statement
 from applier.sandbox import free_port
@@ -14,7 +15,6 @@ from applier.source import (
     resolve_start,
     source_status,
 )
-from applier.config import ServerConfig
 
 pytestmark = pytest.mark.integration
 

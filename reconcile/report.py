@@ -1,0 +1,158 @@
+"""The report model (frozen, with to_dict) and its renderings: report.json, report.html,
+repair.sql, in a new folder per run."""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+import uuid
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from decimal import Decimal
+from pathlib import Path
+
+from applier.types import ENUMSET, SqlType
+
+from reconcile.compare import EXTRA, MISMATCHED, MISSING, RowDiff
+from reconcile.expected import Unconvertible
+from reconcile.plan import TablePlan
+
+log = logging.getLogger(__name__)
+
+SAMPLE_LIMIT = 1000  # differences listed per table and kind
+
+
+def display(v, t: SqlType | None = None):
+    """A JSON-friendly form of a normalized value (ENUM/SET by member names)."""
+    if v is None:
+        return None
+    if isinstance(v, Unconvertible):
+        return str(v)
+    if t is not None and t.group == ENUMSET and t.members and isinstance(v, int):
+        if t.name == "enum":
+            return t.members[v - 1] if 0 < v <= len(t.members) else ("" if v == 0 else v)
+        return ",".join(m for i, m in enumerate(t.members) if v >> i & 1)
+    if isinstance(v, Decimal):
+        return str(v)
+    if isinstance(v, float):
+        return v if math.isfinite(v) else repr(v)
+    if isinstance(v, bytes):
+        return "0x" + v.hex()
+    return v
+
+
+def sample(plan: TablePlan, d: RowDiff) -> dict:
+    """One difference as the report shows it: key by column name, both values."""
+    types = {c.target: c.target_type for c in plan.columns}
+    if plan.key:
+        names = list(plan.key_names)
+    else:
+        names = [c.target for c in plan.columns]
+    out: dict = {"key": {n: display(v, types[n]) for n, v in zip(names, d.key, strict=True)}}
+    if d.kind == MISMATCHED:
+        out["columns"] = [{"column": c.column, "expected": display(c.expected, types[c.column]),
+                           "actual": display(c.actual, types[c.column])} for c in d.columns]
+    return out
+
+
+@dataclass(frozen=True)
+class TableReport:
+    table: str
+    source_rows: int | None = None
+    replica_rows: int | None = None
+    missing_on_replica: int = 0
+    extra_on_replica: int = 0
+    mismatched: int = 0
+    unsettled: int = 0  # kept changing on the source during every re-check
+    samples: dict = field(default_factory=dict)
+    schema_drift: dict = field(default_factory=dict)
+    columns: list = field(default_factory=list)
+    key: list = field(default_factory=list)
+    method: str = ""
+    chunks: int = 0
+    differing_chunks: int = 0
+    first_pass_differences: int = 0
+    truncated: bool = False
+    positions: list = field(default_factory=list)
+    seconds: float = 0.0
+    error: str | None = None
+
+    @property
+    def consistent(self) -> bool:
+        return self.error is None and not (self.missing_on_replica or self.extra_on_replica
+                                           or self.mismatched)
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["consistent"] = self.consistent
+        return d
+
+
+def table_report(plan: TablePlan, confirmed: list[RowDiff], **kw) -> TableReport:
+    by_kind: dict[str, list[RowDiff]] = {MISSING: [], EXTRA: [], MISMATCHED: []}
+    for d in confirmed:
+        by_kind[d.kind].append(d)
+    samples = {k: [sample(plan, d) for d in v[:SAMPLE_LIMIT]] for k, v in by_kind.items()}
+    columns = [{"column": c.target, "source_column": c.source,
+                "source_type": c.source_type.sql(), "replica_type": c.target_type.sql(),
+                "decision": c.decision, "compared_in": "sql" if c.pushdown else "spark"}
+               for c in plan.columns]
+    return TableReport(table=plan.name, missing_on_replica=len(by_kind[MISSING]),
+                       extra_on_replica=len(by_kind[EXTRA]),
+                       mismatched=len(by_kind[MISMATCHED]), samples=samples,
+                       schema_drift=plan.drift.to_dict(), columns=columns,
+                       key=list(plan.key_names), **kw)
+
+
+@dataclass(frozen=True)
+class RunReport:
+    started_at: str
+    finished_at: str
+    source: str
+    replica: str
+    tables: tuple[TableReport, ...]
+    positions: dict = field(default_factory=dict)
+    errors: tuple[str, ...] = ()
+
+    @property
+    def consistent(self) -> bool:
+        return not self.errors and all(t.consistent for t in self.tables)
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.errors) or any(t.error for t in self.tables)
+
+    def to_dict(self) -> dict:
+        return {"consistent": self.consistent, "started_at": self.started_at,
+                "finished_at": self.finished_at, "source": self.source,
+                "replica": self.replica, "positions": self.positions,
+                "errors": list(self.errors), "tables": [t.to_dict() for t in self.tables]}
+
+
+def now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def new_run_dir(base: str | os.PathLike) -> Path:
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    path = Path(base) / f"{stamp}-{uuid.uuid4().hex[:6]}"
+    path.mkdir(parents=True, exist_ok=False)
+    return path
+
+
+def render_html(report: RunReport) -> str:
+    from jinja2 import Environment, PackageLoader, select_autoescape
+
+    env = Environment(loader=PackageLoader("reconcile", "templates"),
+                      autoescape=select_autoescape(["html"]))
+    return env.get_template("report.html").render(r=report.to_dict())
+
+
+def write(report: RunReport, folder: Path, repair_sql: str) -> None:
+    (folder / "report.json").write_text(json.dumps(report.to_dict(), indent=2, default=str)
+                                        + "\n")
+    (folder / "report.html").write_text(render_html(report))
+    (folder / "repair.sql").write_text(repair_sql)
+    log.info("report written to %s", folder)

@@ -1,0 +1,81 @@
+"""applier.sandbox: throwaway local servers, their state file and the applier config."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pymysql
+import pytest
+
+from applier.sandbox import Sandbox, pid_alive
+
+pytestmark = pytest.mark.integration
+
+
+def _vars(server, *names):
+    conn = pymysql.connect(**server.pymysql_kwargs())
+    try:
+        with conn.cursor() as cur:
+            cur.execute("SELECT " + ", ".join(f"@@{n}" for n in names))
+            return cur.fetchone()
+    finally:
+        conn.close()
+
+
+def test_session_servers_are_configured(servers):
+    if not servers.base_dir:
+        pytest.skip("docker servers")
+    src, tgt = servers.source, servers.target
+    assert _vars(src, "server_id", "log_bin", "binlog_format", "binlog_row_image",
+                 "binlog_row_metadata") == (1, 1, "ROW", "FULL", "FULL")
+    assert _vars(tgt, "server_id")[0] == 2
+    assert src.port != tgt.port and src.host == "127.0.0.1"
+
+
+def test_config_file_matches_the_config_fields(servers):
+    if not servers.config_path:
+        pytest.skip("no sandbox config")
+    doc = tomllib.loads(Path(servers.config_path).read_text())
+    assert doc["source"] == {"host": "127.0.0.1", "port": servers.source.port,
+                             "user": "root", "password": ""}
+    assert doc["target"]["port"] == servers.target.port
+    assert doc["replication"] == {"server_id": 4242, "start": "beginning"}
+    base = Path(servers.base_dir)
+    assert doc["daemon"]["state_dir"] == str(base / "state")
+    assert doc["reconcile"]["report_dir"] == str(base / "reports")
+    try:
+        from applier.config import load_config
+
+        cfg = load_config(servers.config_path)
+    except NotImplementedError:
+        return
+    assert cfg.source.port == servers.source.port and cfg.replication.server_id == 4242
+
+
+def test_up_is_idempotent_and_down_works_from_another_process(tmp_path):
+    sandbox = Sandbox(tmp_path / "sb", roles=("source",))
+    info = sandbox.up(row_image="minimal")
+    assert info.config_path is None and set(info.servers) == {"source"}
+    assert _vars(info.source, "binlog_row_image")[0] == "MINIMAL"
+    again = Sandbox(tmp_path / "sb", roles=("source",)).up()
+    assert again.source.pid == info.source.pid and again.source.port == info.source.port
+    status = sandbox.status()
+    assert status["source"]["running"] and status["source"]["port"] == info.source.port
+
+    code = ("import sys; from applier.sandbox import Sandbox; "
+            f"Sandbox({str(tmp_path / 'sb')!r}).down()")
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60,
+                   cwd=Path(__file__).resolve().parents[2])
+    sandbox.down()  # reaps our child; a second down is harmless
+    assert not pid_alive(info.source.pid)
+    assert sandbox.status() == {} and sandbox.info() is None
+
+
+def test_bad_row_image_is_refused(tmp_path):
+    with pytest.raises(ValueError):
+        Sandbox(tmp_path).up(row_image="PARTIAL")
+    with pytest.raises(ValueError):
+        Sandbox(tmp_path, roles=("replica",))
