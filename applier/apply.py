@@ -54,7 +54,7 @@ class TransactionApplier:
         self.schemas = SchemaCache(conn)
         self._mappings: dict[tuple[str, str], TableMapping] = {}
         self._plans: dict[tuple[int, frozenset], lookup.LookupPlan] = {}
-        self._lookups: Counter = Counter()
+        self.lookups: Counter = Counter()  # lookups by kind of the last transaction applied
 
     # -- planning ---------------------------------------------------------------------
     def mapping(self, table: SourceTable) -> TableMapping:
@@ -92,7 +92,7 @@ class TransactionApplier:
         for change in rows:  # a refused conversion stops before any row is written
             self.mapping(change.table)
         applied = 0
-        self._lookups = Counter()
+        self.lookups = Counter()
         try:
             with self.conn.cursor() as cur:
                 for group in _groups(txn.changes):
@@ -112,7 +112,7 @@ class TransactionApplier:
             raise
         self.totals.transactions += 1
         self.totals.rows += applied
-        self.totals.lookups.update(self._lookups)
+        self.totals.lookups.update(self.lookups)
         return applied
 
     def _rollback(self) -> None:
@@ -206,7 +206,7 @@ class TransactionApplier:
         before = mapping.convert_image(change.before)
         after = mapping.convert_image(change.after)
         plan = self.plan(mapping, frozenset(before))
-        self._lookups[plan.kind] += 1
+        self.lookups[plan.kind] += 1
         if not after:
             return
         t = mapping.target
@@ -219,7 +219,7 @@ class TransactionApplier:
         t = mapping.target
         plans = [self.plan(mapping, frozenset(b)) for b in befores]
         for plan in plans:
-            self._lookups[plan.kind] += 1
+            self.lookups[plan.kind] += 1
         if all(p is plans[0] for p in plans) and plans[0].unique:
             for i in range(0, len(befores), BATCH_ROWS):
                 batch = befores[i:i + BATCH_ROWS]

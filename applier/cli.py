@@ -73,6 +73,7 @@ def _run(cfg: Config, until_caught_up: bool) -> ExitStatus:
     from applier.notify import Notifier
 
     with service.acquire_pidfile(cfg.daemon.state_dir):
+        service.set_process_title(service.process_title(cfg))
         daemon = Daemon(cfg, until_caught_up=until_caught_up, notify=Notifier())
         daemon.install_signals()
         return daemon.run()

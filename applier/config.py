@@ -61,6 +61,7 @@ class DaemonConfig:
     metrics_port: int | None = None  # Prometheus text endpoint, off when None
     metrics_host: str = "127.0.0.1"  # listen address of the endpoint (0.0.0.0 in a container)
     stop_timeout: float = 60.0
+    reconnect_timeout: float = 300.0  # give up (exit 4 or 3) after an outage this long
 
 
 @dataclass(frozen=True)
@@ -245,6 +246,7 @@ _KEYS: dict[str, dict[str, tuple[Check, str]]] = {
         "metrics_port": (_integer(1, 65535), "metrics_port = 9104 (or leave it out: off)"),
         "metrics_host": (_string(), 'metrics_host = "127.0.0.1"'),
         "stop_timeout": (_number(1), "stop_timeout = 60"),
+        "reconnect_timeout": (_number(1), "reconnect_timeout = 300"),
     },
     "reconcile": {
         "report_dir": (_string(), 'report_dir = "reports"'),

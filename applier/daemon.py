@@ -6,17 +6,12 @@ from __future__ import annotations
 
 import logging
 import os
+import random
 import signal
 import time
 from dataclasses import dataclass, field
 
-from tenacity import (
-    Retrying,
-    before_sleep_log,
-    retry_if_exception_type,
-    stop_after_delay,
-    wait_random_exponential,
-)
+from tenacity import RetryCallState, Retrying, retry_if_exception_type
 
 from applier import service
 from applier.apply import Options, Totals, TransactionApplier
@@ -28,13 +23,46 @@ from applier.events import Position, Transaction
 from applier.filters import table_filter
 from applier.metrics import Metrics
 from applier.source import BinlogSource
-from applier.target import connect
+from applier.target import connect, error_code
 
 log = logging.getLogger(__name__)
 
 
+HEARTBEAT = 30.0  # seconds between source heartbeats when idle (MySQL: slave_net_timeout/2)
+
+
 class StopRequested(Exception):
     """SIGTERM/SIGINT arrived while waiting for the source: nothing is in flight."""
+
+
+class Outage:
+    """The retry budget of one outage: ``budget`` seconds from the first failure, with
+    exponential backoff; both start afresh once a session makes progress again (a
+    transaction applied or a source heartbeat), so a daemon running for weeks still gets
+    its whole budget at its next outage."""
+
+    def __init__(self, budget: float, cap: float = 20.0):
+        self.budget = budget
+        self.cap = cap
+        self.since: float | None = None
+        self.failures = 0
+
+    def progress(self) -> None:
+        self.since = None
+        self.failures = 0
+
+    def wait(self, retry_state: RetryCallState) -> float:
+        """Seconds to sleep before the next attempt (tenacity calls it before ``stop``)."""
+        if self.since is None:
+            self.since = time.monotonic()
+        self.failures += 1
+        step = min(self.cap, 0.5 * 2 ** self.failures)
+        return step / 2 + random.uniform(0, step / 2)
+
+    def stop(self, retry_state: RetryCallState) -> bool:
+        if self.since is None:
+            self.since = time.monotonic()
+        return time.monotonic() - self.since >= self.budget
 
 
 @dataclass
@@ -69,11 +97,13 @@ class LiveState:
 
 class Daemon:
     def __init__(self, config: Config, *, until_caught_up: bool = False,
-                 reconnect_for: float = 300.0, notify=None):
+                 reconnect_for: float | None = None, notify=None):
         self.cfg = config
         self.until_caught_up = until_caught_up
-        self.reconnect_for = reconnect_for
+        self.reconnect_for = (config.daemon.reconnect_timeout if reconnect_for is None
+                              else reconnect_for)
         self.notify = notify
+        self.outage = Outage(self.reconnect_for)
         self.live = LiveState()
         self.metrics = Metrics(config.daemon.metrics_port, config.daemon.metrics_host)
         self._stopping = False
@@ -101,9 +131,7 @@ class Daemon:
         """Run until caught up (if asked), stopped, or stopped by an error."""
         retrying = Retrying(
             retry=retry_if_exception_type((TransientError, ConnectError)),
-            wait=wait_random_exponential(multiplier=0.5, max=20),
-            stop=stop_after_delay(self.reconnect_for),
-            before_sleep=before_sleep_log(log, logging.WARNING),
+            wait=self.outage.wait, stop=self.outage.stop, before_sleep=self._retrying,
             reraise=True)
         try:
             for attempt in retrying:
@@ -115,8 +143,20 @@ class Daemon:
             return self._stopped_on(exc)
         finally:
             self.metrics.close()
+            if self.notify:
+                self.notify.stopping()
         self._set_state("stopped")
         return ExitStatus.OK
+
+    def _retrying(self, retry_state: RetryCallState) -> None:
+        """Before sleeping between attempts: log, count the error, show 'reconnecting'."""
+        exc = retry_state.outcome.exception()
+        code = getattr(exc, "code", 0) or error_code(exc.__cause__) or 0
+        self.metrics.error(code)
+        log.warning("%s; retrying in %.1f s (attempt %d, giving up %.0f s after the first"
+                    " failure)", exc, retry_state.upcoming_sleep, retry_state.attempt_number,
+                    self.reconnect_for)
+        self._set_state("reconnecting")
 
     def _stopped_on(self, exc: ApplierError) -> ExitStatus:
         self.live.last_error_code = exc.code
@@ -153,7 +193,9 @@ class Daemon:
             applier = TransactionApplier(target, self.checkpoint, self.options, self.live.totals)
             source = BinlogSource(self.cfg.source, server_id=self.cfg.replication.server_id,
                                   start=start, blocking=not self.until_caught_up,
-                                  table_filter=self.options.accept)
+                                  table_filter=self.options.accept,
+                                  heartbeat=self._heartbeat_period(),
+                                  on_heartbeat=self._heartbeat)
             self._set_state("running")
             if self.notify:
                 self.notify.ready()
@@ -171,7 +213,7 @@ class Daemon:
                 rows = applier.apply(txn)
             finally:
                 self._in_apply = False
-            self._applied(txn, rows)
+            self._applied(txn, rows, applier.lookups)
             if self.live.totals.transactions % every == 0:
                 log.info("applied %d transactions (%d rows), at %s, %s s behind source",
                          self.live.totals.transactions, self.live.totals.rows, txn.end,
@@ -180,11 +222,29 @@ class Daemon:
                 raise StopRequested()
         self.live.seconds_behind_source = 0
 
-    def _applied(self, txn: Transaction, rows: int) -> None:
+    def _heartbeat_period(self) -> float:
+        """Ask the source for a heartbeat at least every 30 s, and twice per systemd
+        watchdog interval (``watchdog_interval`` is already half of WatchdogSec)."""
+        interval = self.notify.watchdog_interval if self.notify else None
+        return min(HEARTBEAT, interval) if interval else HEARTBEAT
+
+    def _heartbeat(self) -> None:
+        """The source is alive and has nothing more to send: we are caught up."""
+        self.outage.progress()
+        self.live.seconds_behind_source = 0
+        self.metrics.set_lag(0)
+        if self.notify:
+            self.notify.watchdog()
+        self._set_state("running")
+
+    def _applied(self, txn: Transaction, rows: int, lookups) -> None:
+        self.outage.progress()
         self.live.position = txn.end
         lag = max(0, int(time.time()) - txn.timestamp) if txn.timestamp else 0
         self.live.seconds_behind_source = lag
         self.metrics.transaction_applied(rows, lag)
+        for kind, n in lookups.items():
+            self.metrics.lookup(kind, n)
         if self.notify:
             self.notify.watchdog()
         self._set_state("running")

@@ -127,6 +127,16 @@ def _is_zombie(pid: int) -> bool:
     return stat.rsplit(")", 1)[-1].split()[0] == "Z"
 
 
+def _die_with_parent() -> None:
+    """In the forked child: ask Linux for SIGTERM when the parent exits (PR_SET_PDEATHSIG)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM, 0, 0, 0)
+    except OSError:
+        pass
+
+
 def _tail(path: str | Path, lines: int = 25) -> str:
     try:
         return "\n".join(Path(path).read_text(errors="replace").splitlines()[-lines:])
@@ -138,13 +148,16 @@ class Sandbox:
     """Local servers under base_dir; `up`, `down` and `status` are idempotent."""
 
     def __init__(self, base_dir: str | Path, roles: tuple[str, ...] = ROLES,
-                 binary: str | None = None):
+                 binary: str | None = None, die_with_parent: bool = False):
+        """die_with_parent: the servers get SIGTERM when this process dies (tests: no
+        servers are left behind when pytest is killed). Off for `applier sandbox up`."""
         unknown = set(roles) - set(ROLES)
         if unknown:
             raise ValueError(f"unknown sandbox roles {sorted(unknown)}; use {ROLES}")
         self.base_dir = Path(base_dir).resolve()
         self.roles = tuple(roles)
         self._binary = binary
+        self.die_with_parent = die_with_parent
 
     # -- public API ---------------------------------------------------------------------
 
@@ -181,6 +194,22 @@ class Sandbox:
         if remove:
             for role in self.roles:
                 shutil.rmtree(self.base_dir / role, ignore_errors=True)
+
+    def restart(self, role: str, timeout: float = 60.0) -> ServerInfo:
+        """Start the recorded ``role`` again on its port and datadir, e.g. after it was
+        killed (a running one is stopped first); records and returns its new pid."""
+        servers = self._load()
+        if role not in servers:
+            raise SandboxError(f"no {role} server recorded in {self.base_dir / STATE_FILE}")
+        old = servers[role]
+        self._stop(old, timeout)
+        binary, flavor = ((self._binary, detect_flavor(self._binary)) if self._binary
+                          else find_server_binary())
+        info, proc = self._spawn(old, Path(old.datadir).parent, binary, flavor)
+        self._wait_ready(info, proc, timeout)
+        self._save({role: info})
+        log.info("sandbox %s restarted on port %d (pid %d)", role, info.port, info.pid)
+        return info
 
     def status(self) -> dict[str, dict]:
         """Per recorded role: its ServerInfo as a dict plus 'running' (pid alive and
@@ -238,11 +267,17 @@ class Sandbox:
             socket=str(home / "mysqld.sock"), pid=0, datadir=str(datadir),
             error_log=str(home / "error.log"),
             row_image=row_image if role == "source" else None)
+        return self._spawn(info, home, binary, flavor)
+
+    def _spawn(self, info: ServerInfo, home: Path, binary: str,
+               flavor: str) -> tuple[ServerInfo, subprocess.Popen]:
         args = [binary, "--no-defaults", *_server_args(info, home, flavor)]
-        log.debug("starting %s: %s", role, " ".join(args))
-        with open(home / "stdout.log", "wb") as out:
+        log.debug("starting %s: %s", info.role, " ".join(args))
+        with open(home / "stdout.log", "ab") as out:
             proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT,
-                                    stdin=subprocess.DEVNULL, start_new_session=True)
+                                    stdin=subprocess.DEVNULL, start_new_session=True,
+                                    preexec_fn=_die_with_parent if self.die_with_parent
+                                    else None)
         _children[proc.pid] = proc
         return ServerInfo(**{**asdict(info), "pid": proc.pid}), proc
 

@@ -258,13 +258,15 @@ class BinlogSource:
 
     def __init__(self, cfg: ServerConfig, server_id: int, start: Position | str = "current",
                  *, blocking: bool = True, table_filter: TableFilter | None = None,
-                 heartbeat: float | None = None):
+                 heartbeat: float | None = None,
+                 on_heartbeat: Callable[[], None] | None = None):
         self.cfg = cfg
         self.server_id = server_id
         self.start = start
         self.blocking = blocking
         self.table_filter = table_filter
-        self.heartbeat = heartbeat
+        self.heartbeat = heartbeat  # seconds: the source sends a heartbeat when idle
+        self.on_heartbeat = on_heartbeat  # called on each one (the daemon's watchdog ping)
         self.log_file: str | None = None  # the file being read (after rotations)
         self._tables: dict[int, tuple[types.SourceTable, list[rowimage.ColumnCodec]]] = {}
         self._stream: BinLogStreamReader | None = None
@@ -303,6 +305,10 @@ class BinlogSource:
                     log.warning("stream ended inside a transaction at %s:%s; dropped",
                                 self.log_file, assembler.last_pos)
                 return
+            if isinstance(event, HeartbeatLogEvent):
+                if self.on_heartbeat is not None:
+                    self.on_heartbeat()
+                continue
             txn = assembler.feed(event)
             if txn is not None:
                 yield txn
@@ -313,6 +319,8 @@ class BinlogSource:
         sp = resolve_start(self.cfg, self.start)
         self.log_file = sp.log_file
         kwargs = dict(self.cfg.pymysql_kwargs(), connect_timeout=10)
+        if self.heartbeat and self.blocking:  # no heartbeat for that long: connection lost
+            kwargs["read_timeout"] = max(60, int(self.heartbeat * 4))
         self._stream = BinLogStreamReader(
             connection_settings=kwargs, server_id=self.server_id, blocking=self.blocking,
             resume_stream=True, log_file=sp.log_file, log_pos=sp.log_pos,

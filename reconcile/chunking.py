@@ -13,7 +13,6 @@ import logging
 import math
 
 from applier.types import BINARY, INTEGER, STRING, TEMPORAL, SqlType
-
 from reconcile.plan import SOURCE, TablePlan
 
 log = logging.getLogger(__name__)

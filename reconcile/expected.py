@@ -21,7 +21,7 @@ from typing import Any
 from applier import conversions
 from applier.conversions import Decision, Mode
 from applier.errors import ApplierError
-from applier.types import BINARY, BIT, ENUMSET, INTEGER, STRING, TEMPORAL, SqlType
+from applier.types import BIT, ENUMSET, INTEGER, STRING, TEMPORAL, SqlType
 
 MASK64 = (1 << 64) - 1
 

@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from applier.conversions import Decision, Mode
 from applier.mapping import build_mapping
 from applier.types import INTEGER, SourceTable, TargetTable
-
 from reconcile.expected import (
     ColumnPlan,
     RowConverter,

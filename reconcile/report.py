@@ -14,7 +14,6 @@ from decimal import Decimal
 from pathlib import Path
 
 from applier.types import ENUMSET, SqlType
-
 from reconcile.compare import EXTRA, MISMATCHED, MISSING, RowDiff
 from reconcile.expected import Unconvertible
 from reconcile.plan import TablePlan

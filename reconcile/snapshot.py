@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from urllib.parse import quote as urlquote
 
 from applier.config import ServerConfig
-
 from reconcile.compare import Digest, RowDiff, diff_group
 from reconcile.expected import MASK64, row_hash
 from reconcile.plan import SOURCE, TablePlan

@@ -100,7 +100,7 @@ def servers(tmp_path_factory):
             cs.stop()
             ct.stop()
         return
-    sandbox = Sandbox(tmp_path_factory.mktemp("sandbox"))
+    sandbox = Sandbox(tmp_path_factory.mktemp("sandbox"), die_with_parent=True)
     try:
         yield sandbox.up(row_image="FULL")
     finally:
@@ -120,7 +120,7 @@ def source_for_image(servers, tmp_path_factory):
                 cleanups.append(container.stop)
             else:
                 sandbox = Sandbox(tmp_path_factory.mktemp(f"source-{key.lower()}"),
-                                  roles=("source",))
+                                  roles=("source",), die_with_parent=True)
                 info = sandbox.up(row_image=key).source
                 cleanups.append(sandbox.down)
             started[key] = info

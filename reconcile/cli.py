@@ -1,0 +1,73 @@
+"""`reconcile run`: click shell; configuration -> job.run -> exit status."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from enum import IntEnum
+
+import click
+
+from applier.errors import ApplierError
+
+log = logging.getLogger(__name__)
+
+
+class Exit(IntEnum):
+    CONSISTENT = 0  # every compared row is what the conversion rules predict
+    DIVERGENCE = 1  # at least one confirmed difference (see report.json)
+    ERROR = 2  # bad usage or configuration, a server unreachable, a table not comparable
+
+
+def _tables(text: str | None) -> tuple[str, ...] | None:
+    if not text:
+        return None
+    names = tuple(t.strip() for t in text.split(",") if t.strip())
+    for n in names:
+        if n.count(".") != 1:
+            raise click.BadParameter(f"{n!r}: expected db.table", param_hint="--tables")
+    return names
+
+
+@click.group()
+@click.option("-v", "--verbose", count=True, help="-v: INFO, -vv: DEBUG (SQL).")
+def main(verbose: int) -> None:
+    """Compare a source and its converting replica; report real divergence."""
+    level = logging.WARNING if verbose == 0 else logging.INFO if verbose == 1 \
+        else logging.DEBUG
+    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+
+@main.command()
+@click.option("--config", "config_path", required=True, type=click.Path(dir_okay=False),
+              help="The applier's TOML configuration.")
+@click.option("--tables", help="Comma-separated db.table names (default: [reconcile] tables,"
+              " else every table the [replication] filters replicate).")
+@click.option("--report-dir", help="Where the run's folder goes (default [reconcile] "
+              "report_dir).")
+@click.option("--master", help="Spark master URL (default local[*], or spark-submit's).")
+@click.option("--traceback", is_flag=True, help="Show the traceback of an error.")
+def run(config_path: str, tables: str | None, report_dir: str | None, master: str | None,
+        traceback: bool) -> None:
+    """Compare the tables; write report.json, report.html and repair.sql."""
+    from applier.config import load_config
+    from reconcile import job
+
+    try:
+        config = load_config(config_path)
+        result, folder = job.run(config, tables=_tables(tables), report_dir=report_dir,
+                                 master=master)
+    except (ApplierError, job.ReconcileError, click.BadParameter, OSError,
+            Exception) as exc:  # one line, the traceback on request
+        if traceback:
+            raise
+        from reconcile.snapshot import redact
+
+        click.echo(f"reconcile: error: {redact(str(exc))}", err=True)
+        sys.exit(Exit.ERROR)
+    click.echo(f"{folder}/report.json")
+    status = Exit.ERROR if result.failed else Exit.CONSISTENT if result.consistent \
+        else Exit.DIVERGENCE
+    click.echo(f"reconcile: {status.name.lower()}: {len(result.tables)} table(s)",
+               err=True)
+    sys.exit(status)

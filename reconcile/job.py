@@ -1,0 +1,179 @@
+"""One reconciliation run: pick tables, compare each (digests, rows of differing chunks,
+re-checks), write the report folder. Orchestration only; the logic lives in the modules it
+calls."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import time
+from dataclasses import dataclass
+
+import pymysql
+
+from applier.config import Config, ServerConfig
+from applier.conversions import Mode
+from applier.filters import table_filter
+from applier.schema import list_tables, read_table
+from reconcile import chunking, positions, repair, report, snapshot
+from reconcile.compare import differing_chunks
+from reconcile.plan import SOURCE, TARGET, TablePlan, build_plan
+from reconcile.verify import Sides, recheck
+
+log = logging.getLogger(__name__)
+
+DIFF_LIMIT = 100000  # row differences fetched per table in the first pass
+
+
+class ReconcileError(Exception):
+    """The run cannot produce a verdict (exit status 2)."""
+
+
+def connect(server: ServerConfig):
+    return pymysql.connect(**server.pymysql_kwargs(), charset="utf8mb4", autocommit=True,
+                           init_command="SET time_zone = '+00:00'", connect_timeout=10)
+
+
+def describe(server: ServerConfig) -> str:
+    return f"{server.user}@{server.host}:{server.port}"
+
+
+def select_tables(conn, config: Config, only: tuple[str, ...] | None) -> list[tuple[str, str]]:
+    """--tables (exact db.table names) or [reconcile] tables, else every source table the
+    [replication] do/ignore filters replicate (the checkpoint schema excluded)."""
+    names = only or config.reconcile.tables
+    if names:
+        return [tuple(n.split(".", 1)) for n in names]  # type: ignore[misc]
+    rep = config.replication
+    accept = table_filter(rep.do_tables, rep.ignore_tables)
+    meta = rep.checkpoint_table.split(".", 1)[0]
+    return [(s, t) for s, t in list_tables(conn, accept) if s != meta]
+
+
+def spark_session(master: str | None, jar: str | None):
+    from pyspark import SparkConf
+    from pyspark.sql import SparkSession
+
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    builder = SparkSession.builder.appName("reconcile")
+    if master:
+        builder = builder.master(master)
+    elif not SparkConf().contains("spark.master"):  # not under spark-submit
+        builder = builder.master("local[*]")
+    if jar:
+        builder = builder.config("spark.jars", jar)
+    builder = (builder.config("spark.ui.enabled", "false")
+               .config("spark.sql.legacy.charVarcharAsString", "true"))
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+@dataclass
+class Context:
+    config: Config
+    spark: object
+    src: object  # pymysql connections
+    tgt: object
+    sides: Sides
+    mode: Mode
+
+
+def compare_table(ctx: Context, schema: str, table: str) -> tuple[report.TableReport, list]:
+    start = time.monotonic()
+    sdef = read_table(ctx.src, schema, table)
+    tdef = read_table(ctx.tgt, schema, table)
+    name = f"{schema}.{table}"
+    if sdef is None:
+        raise ReconcileError(f"table {name} does not exist on the source")
+    if tdef is None:
+        return report.TableReport(table=name, error="table missing on the replica"), []
+    plan = build_plan(sdef, tdef, ctx.mode, by=ctx.config.replication.column_mapping)
+    bounds = chunking.compute_bounds(ctx.src, plan, ctx.config.reconcile.chunk_rows)
+    sp = chunking.predicates(plan.key_columns(SOURCE), bounds) if plan.key else ["1=1"]
+    tp = chunking.predicates(plan.key_columns(TARGET), bounds) if plan.key else ["1=1"]
+    sd = snapshot.chunk_digests(ctx.spark, ctx.sides.source, plan, SOURCE, sp)
+    td = snapshot.chunk_digests(ctx.spark, ctx.sides.target, plan, TARGET, tp)
+    bad = differing_chunks(sd, td, len(sp))
+    log.info("%s: %d chunk(s), %d differ (%s)", name, len(sp), len(bad), _method(plan))
+    diffs, cut = [], False
+    if bad:
+        diffs, cut = snapshot.diff_chunks(ctx.spark, ctx.sides.source, ctx.sides.target, plan,
+                                          [sp[i] for i in bad], [tp[i] for i in bad],
+                                          DIFF_LIMIT)
+    verdict = None
+    if diffs:
+        verdict = recheck(ctx.sides, plan, [sp[i] for i in bad], [tp[i] for i in bad],
+                          {d.key for d in diffs})
+    confirmed = verdict.confirmed if verdict else []
+    tr = report.table_report(
+        plan, confirmed, source_rows=sum(n for n, _ in sd.values()),
+        replica_rows=sum(n for n, _ in td.values()), unsettled=len(verdict.unsettled)
+        if verdict else 0, method=_method(plan), chunks=len(sp), differing_chunks=len(bad),
+        first_pass_differences=len(diffs), truncated=cut,
+        positions=verdict.rounds if verdict else [], seconds=round(time.monotonic() - start, 2))
+    return tr, repair.repair_lines(plan, confirmed)
+
+
+def _method(plan: TablePlan) -> str:
+    if plan.all_pushdown:
+        return "sql-hash"
+    return "spark-convert" if not any(c.pushdown for c in plan.columns) else "sql+spark"
+
+
+def _context(config: Config, spark, src, tgt) -> Context:
+    rep = config.replication
+    jar = config.reconcile.jdbc_jar or snapshot.default_jar()
+    driver = snapshot.driver_class(jar)
+    sides = Sides(
+        spark, snapshot.jdbc_for(config.source, driver), snapshot.jdbc_for(config.target, driver),
+        lambda: positions.source_position(src),
+        lambda: positions.replica_position(tgt, rep.checkpoint_table, rep.server_id),
+        config.reconcile.catch_up_timeout)
+    return Context(config, spark, src, tgt, sides, Mode.parse(rep.type_conversions))
+
+
+def run(config: Config, *, tables: tuple[str, ...] | None = None,
+        report_dir: str | None = None, master: str | None = None):
+    """Compare, write the report folder; returns (RunReport, folder)."""
+    started = report.now()
+    jar = config.reconcile.jdbc_jar or snapshot.default_jar()
+    if jar and not os.path.exists(jar):
+        raise ReconcileError(f"[reconcile] jdbc_jar: {jar} does not exist — install "
+                             "libmariadb-java or point jdbc_jar at a MySQL/MariaDB driver")
+    src, tgt = connect(config.source), connect(config.target)
+    try:
+        folder = report.new_run_dir(report_dir or config.reconcile.report_dir)
+        spark = spark_session(master, jar)
+        ctx = _context(config, spark, src, tgt)
+        pos = {"source_at_start": str(positions.source_position(src)),
+               "replica_at_start": _opt(ctx.sides.replica_position())}
+        results, sections, errors = [], [], []
+        for schema, table in select_tables(src, config, tables):
+            tr, lines = _compare_or_error(ctx, schema, table)
+            results.append(tr)
+            sections.append((tr.table, lines))
+        pos["source_at_end"] = str(positions.source_position(src))
+        pos["replica_at_end"] = _opt(ctx.sides.replica_position())
+        out = report.RunReport(started, report.now(), describe(config.source),
+                               describe(config.target), tuple(results), pos, tuple(errors))
+        report.write(out, folder, repair.render(out.finished_at, out.replica, sections))
+        return out, folder
+    finally:
+        src.close()
+        tgt.close()
+
+
+def _compare_or_error(ctx: Context, schema: str, table: str):
+    """A table that cannot be compared is reported as an error; the others go on."""
+    try:
+        return compare_table(ctx, schema, table)
+    except (positions.LagTimeout, ReconcileError, pymysql.MySQLError) as exc:
+        message = snapshot.redact(str(exc))
+        log.error("%s.%s: %s", schema, table, message)
+        return report.TableReport(table=f"{schema}.{table}", error=message), []
+
+
+def _opt(pos) -> str | None:
+    return str(pos) if pos is not None else None
