@@ -173,11 +173,18 @@ class Sandbox:
         else:
             binary, flavor = find_server_binary()
         pending = [r for r in self.roles if r not in servers]
-        started = {r: self._start(r, binary, flavor, row_image) for r in pending}
-        for role, (info, proc) in started.items():
-            self._wait_ready(info, proc, timeout)
-            servers[role] = info
-            self._save(servers)  # record each one as soon as it is up
+        started: dict[str, tuple[ServerInfo, subprocess.Popen]] = {}
+        try:
+            for role in pending:
+                started[role] = self._start(role, binary, flavor, row_image)
+            for role, (info, proc) in started.items():
+                self._wait_ready(info, proc, timeout)
+                servers[role] = info
+                self._save(servers)  # record each one as soon as it is up
+        except BaseException:
+            for info, _ in started.values():  # leave nothing half-started behind
+                self._stop(info, timeout)
+            raise
         info = SandboxInfo(str(self.base_dir), servers, self._write_config(servers))
         log.info("sandbox up in %s: %s", self.base_dir,
                  ", ".join(f"{r}=127.0.0.1:{s.port}" for r, s in servers.items()))
@@ -293,8 +300,14 @@ class Sandbox:
         else:
             cmd = [binary, "--no-defaults", "--initialize-insecure", "--user=root",
                    f"--datadir={datadir}", *_INNODB_ARGS]
-        res = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-        (home / "install.log").write_text(res.stdout + res.stderr)
+        for attempt in (1, 2):  # seen once: a failure under load that a retry cured
+            res = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+            (home / f"install-{attempt}.log").write_text(res.stdout + res.stderr)
+            if res.returncode == 0:
+                return
+            log.warning("installing %s failed (exit %d), see %s", datadir, res.returncode,
+                        home / f"install-{attempt}.log")
+            shutil.rmtree(datadir, ignore_errors=True)
         if res.returncode != 0:
             raise SandboxError(f"installing {datadir} failed (exit {res.returncode}):\n"
                                + "\n".join((res.stdout + res.stderr).splitlines()[-20:]))

@@ -41,14 +41,14 @@ def describe(server: ServerConfig) -> str:
 
 def select_tables(conn, config: Config, only: tuple[str, ...] | None) -> list[tuple[str, str]]:
     """--tables (exact db.table names) or [reconcile] tables, else every source table the
-    [replication] do/ignore filters replicate (the checkpoint schema excluded)."""
+    [replication] do/ignore filters replicate (the checkpoint table excluded)."""
     names = only or config.reconcile.tables
     if names:
         return [tuple(n.split(".", 1)) for n in names]  # type: ignore[misc]
     rep = config.replication
     accept = table_filter(rep.do_tables, rep.ignore_tables)
-    meta = rep.checkpoint_table.split(".", 1)[0]
-    return [(s, t) for s, t in list_tables(conn, accept) if s != meta]
+    return [(s, t) for s, t in list_tables(conn, accept)
+            if f"{s}.{t}" != rep.checkpoint_table]
 
 
 def spark_session(master: str | None, jar: str | None):
@@ -64,7 +64,8 @@ def spark_session(master: str | None, jar: str | None):
     if jar:
         builder = builder.config("spark.jars", jar)
     builder = (builder.config("spark.ui.enabled", "false")
-               .config("spark.sql.legacy.charVarcharAsString", "true"))
+               .config("spark.sql.legacy.charVarcharAsString", "true")
+               .config("spark.ui.showConsoleProgress", "false"))
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark

@@ -1,0 +1,479 @@
+"""Running the applier like a service, through the real `applier` command and real servers.
+
+This module starts its OWN sandbox (source and target) whose applier users have real
+passwords, so that every output of every command, the daemon's log, status.json and the
+daemon's /proc/PID/cmdline can be searched for them (they must never appear).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+import uuid
+from pathlib import Path
+
+import pymysql
+import pytest
+
+from applier import service
+from applier.config import ServerConfig
+from applier.errors import ExitStatus
+from applier.sandbox import Sandbox, SandboxInfo, free_port
+from applier.source import source_status
+from tests.integration.harness import Replica, toml_config
+
+pytestmark = pytest.mark.integration
+
+PASSWORDS = {"source": "s3cr3t-SRC-9fQ2x", "target": "s3cr3t-TGT-4kZp7"}
+USERS = {"source": "app", "target": "tapp"}
+GRANTS = {"source": "REPLICATION SLAVE, REPLICATION CLIENT, SELECT",
+          "target": "ALL PRIVILEGES"}
+_SCRIPT = Path(sys.executable).parent / "applier"
+APPLIER = [str(_SCRIPT)] if _SCRIPT.is_file() else [
+    sys.executable, "-c", "from applier.cli import main; main()"]
+
+
+# -- helpers shared with test_reconnect ---------------------------------------------------
+
+
+def start_sandbox(base: Path) -> tuple[Sandbox, SandboxInfo]:
+    """A source and a target of our own, each with a password-protected applier user."""
+    sandbox = Sandbox(base)
+    box = sandbox.up(row_image="FULL")
+    for role, server in box.servers.items():
+        conn = pymysql.connect(**server.pymysql_kwargs(), autocommit=True)
+        with conn.cursor() as cur:
+            cur.execute(f"CREATE USER '{USERS[role]}'@'%%' IDENTIFIED BY %s", (PASSWORDS[role],))
+            cur.execute(f"GRANT {GRANTS[role]} ON *.* TO '{USERS[role]}'@'%'")
+        conn.close()
+    return sandbox, box
+
+
+def app_config(box: SandboxInfo, role: str) -> ServerConfig:
+    s = box.servers[role]
+    return ServerConfig(host=s.host, port=s.port, user=USERS[role], password=PASSWORDS[role])
+
+
+def wait_for(what: str, probe, timeout: float = 180.0, interval: float = 0.2):
+    """Poll ``probe()`` until it returns something truthy; fail naming ``what``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = probe()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:g}s waiting for {what}")
+        time.sleep(interval)
+
+
+class Ops:
+    """One test's schema (root connections for the test's own writes), its configuration
+    file (the password-protected users; the target's password in a password_file), its
+    state_dir, and every output of the applier commands it ran."""
+
+    def __init__(self, box: SandboxInfo, tmp_path: Path, server_id: int,
+                 type_conversions: str = "", **daemon):
+        self.box, self.tmp = box, tmp_path
+        tmp_path.mkdir(parents=True, exist_ok=True)
+        self.schema = f"ops_{uuid.uuid4().hex[:10]}"
+        self.root = {r: box.servers[r].server_config() for r in ("source", "target")}
+        for cfg in self.root.values():
+            self._admin(cfg, f"CREATE DATABASE `{self.schema}`")
+        self.state_dir = tmp_path / "state"
+        self.replica = Replica(self.root["source"], self.root["target"], self.schema,
+                               self.state_dir, server_id)
+        self.config_path = tmp_path / "applier.toml"
+        self.outputs: list[tuple[str, str]] = []
+        self.write_config(type_conversions, **daemon)
+
+    @staticmethod
+    def _admin(cfg: ServerConfig, sql: str) -> None:
+        conn = pymysql.connect(**cfg.pymysql_kwargs(), autocommit=True)
+        try:
+            with conn.cursor() as cur:
+                cur.execute(sql)
+        finally:
+            conn.close()
+
+    def write_config(self, type_conversions: str = "", **daemon) -> None:
+        cfg = dataclasses.replace(self.replica.config(type_conversions=type_conversions),
+                                  source=app_config(self.box, "source"),
+                                  target=app_config(self.box, "target"))
+        pw_file = self.tmp / "target.password"
+        pw_file.write_text(PASSWORDS["target"] + "\n")
+        pw_file.chmod(0o600)
+        text = toml_config(cfg).replace(f'password = "{PASSWORDS["target"]}"',
+                                        f'password_file = "{pw_file}"')
+        text += "".join(f"{k} = {json.dumps(v)}\n" for k, v in daemon.items())  # [daemon]
+        self.config_path.write_text(text)
+        self.config_path.chmod(0o600)
+
+    # -- the real command ----------------------------------------------------------------
+    def cli(self, *args: str, env: dict | None = None,
+            timeout: float = 180) -> subprocess.CompletedProcess:
+        """``applier ARGS --config F``; ``--debug`` may lead ARGS."""
+        cmd = [*APPLIER, *args, "--config", str(self.config_path)]
+        run = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
+                             env={**os.environ, **(env or {})})
+        self.outputs.append((" ".join(args) + " (stdout)", run.stdout))
+        self.outputs.append((" ".join(args) + " (stderr)", run.stderr))
+        return run
+
+    def start(self) -> int:
+        """Detached start; returns the daemon's pid (already in the pid file)."""
+        run = self.cli("start")
+        assert run.returncode == 0, run.stderr
+        pid = service.read_pid(self.state_dir)
+        assert pid is not None and f"pid {pid}" in run.stdout, run.stdout
+        self.note_cmdline(pid)
+        return pid
+
+    def note_cmdline(self, pid: int) -> None:
+        try:
+            title = Path(f"/proc/{pid}/cmdline").read_bytes().decode("utf-8", "replace")
+        except OSError:
+            return
+        self.outputs.append((f"/proc/{pid}/cmdline", title))
+
+    def status(self) -> dict:
+        run = self.cli("status", "--json")
+        assert run.returncode == 0, run.stderr
+        return json.loads(run.stdout)
+
+    def wait_status(self, what: str, cond, timeout: float = 180.0) -> dict:
+        last: dict = {}
+
+        def probe():
+            last.clear()
+            last.update(self.status())
+            return dict(last) if cond(last) else None
+        try:
+            return wait_for(what, probe, timeout)
+        except AssertionError as e:
+            raise AssertionError(f"{e}; last status: {last}") from None
+
+    def source_position(self) -> tuple[str, int]:
+        pos = source_status(self.root["source"])
+        return pos.log_file, pos.log_pos
+
+    def caught_up(self, timeout: float = 180.0) -> dict:
+        """Wait until the committed position is the source's current one."""
+        want = self.source_position()
+        return self.wait_status(f"the checkpoint to reach {want}", lambda s: (
+            s.get("source_log_file"), s.get("source_log_pos")) == want, timeout)
+
+    def log_text(self) -> str:
+        path = self.state_dir / service.LOG_FILE
+        return path.read_text(errors="replace") if path.exists() else ""
+
+    # -- secrets and clean-up -------------------------------------------------------------
+    def leaks(self) -> list[str]:
+        """Where a password appears: command outputs, cmdlines, files in state_dir."""
+        texts = list(self.outputs)
+        if self.state_dir.is_dir():
+            texts += [(str(p), p.read_text(errors="replace"))
+                      for p in self.state_dir.iterdir() if p.is_file()]
+        return [where for where, text in texts
+                if any(pw in text for pw in PASSWORDS.values())]
+
+    def close(self) -> None:
+        pid = service.running_pid(self.state_dir)
+        if pid is not None:  # a daemon this test started
+            if service.request_stop(self.state_dir, 60) is service.StopOutcome.TIMED_OUT:
+                os.kill(pid, signal.SIGKILL)
+        for cfg in self.root.values():
+            try:
+                self._admin(cfg, f"DROP DATABASE IF EXISTS `{self.schema}`")
+            except pymysql.MySQLError:
+                pass
+
+
+_server_ids = iter(range(7100, 7200))
+
+
+@pytest.fixture(scope="module")
+def box(tmp_path_factory):
+    sandbox, info = start_sandbox(tmp_path_factory.mktemp("ops-sandbox"))
+    try:
+        yield info
+    finally:
+        sandbox.down()
+
+
+@pytest.fixture
+def make_ops(box, tmp_path):
+    made: list[Ops] = []
+
+    def make(**kw) -> Ops:
+        ops = Ops(box, tmp_path / f"o{len(made)}", next(_server_ids), **kw)
+        made.append(ops)
+        return ops
+
+    yield make
+    for ops in made:
+        ops.close()
+    for ops in made:  # every test of this module: no password anywhere
+        assert ops.leaks() == [], f"a password was shown in {ops.leaks()}"
+
+
+def _rows(ops: Ops, table: str, target: bool = True) -> list[tuple]:
+    sql = f"SELECT * FROM {table} ORDER BY 1"
+    return ops.replica.rows(sql) if target else ops.replica.src_rows(sql)
+
+
+# -- 1. start / status / stop ---------------------------------------------------------------
+
+
+def test_start_status_stop_at_the_committed_position(make_ops):
+    ops = make_ops(type_conversions="ALL_NON_LOSSY")
+    r = ops.replica
+    r.src("CREATE TABLE t (id INT PRIMARY KEY, v INT)")
+    r.tgt("CREATE TABLE t (id BIGINT PRIMARY KEY, v BIGINT)")
+    pid = ops.start()
+    assert service.is_applier_process(pid)
+    ops.wait_status("state running", lambda s: s["state"] == "running" and s["pid"] == pid)
+
+    r.src("INSERT INTO t VALUES (1, 10)")
+    first = ops.caught_up()
+    assert first["state"] == "running" and first["transactions_applied"] >= 1
+    r.src("BEGIN", "INSERT INTO t VALUES (2, 20), (3, 30)", "UPDATE t SET v = 11 WHERE id = 1",
+          "COMMIT", "DELETE FROM t WHERE id = 3")
+    second = ops.caught_up()
+    assert (second["source_log_file"], second["source_log_pos"]) > (
+        first["source_log_file"], first["source_log_pos"])
+    assert second["transactions_applied"] == first["transactions_applied"] + 2
+    assert second["rows_applied"] == first["rows_applied"] + 4
+    assert _rows(ops, "t") == _rows(ops, "t", target=False) == [(1, 11), (2, 20)]
+
+    again = ops.cli("start")  # a second start while running refuses, naming the pid
+    assert again.returncode == ExitStatus.USAGE
+    assert f"pid {pid}" in again.stderr and len(again.stderr.strip().splitlines()) == 1
+
+    # stop while the daemon waits for the source: prompt, clean, checkpoint intact
+    stop = ops.cli("stop")
+    assert stop.returncode == 0 and "stopped" in stop.stdout, stop.stderr
+    assert not service.is_applier_process(pid)
+    final = ops.status()
+    assert final["state"] == "stopped" and final["pid"] is None
+    position = (final["source_log_file"], final["source_log_pos"])
+    assert position == r.checkpoint() == ops.source_position()
+    assert service.read_status(ops.state_dir)["state"] == "stopped"  # written by the daemon
+    assert not (ops.state_dir / service.PID_FILE).exists()
+    assert "Traceback" not in ops.log_text()
+    assert ops.cli("stop").stdout.strip() == "applier: not running"
+
+
+@pytest.mark.parametrize("stale", ["dead", "not-an-applier"])
+def test_stale_pid_file_does_not_block_start(make_ops, stale):
+    ops = make_ops()
+    other = subprocess.Popen(["true"] if stale == "dead" else ["sleep", "600"])
+    try:
+        if stale == "dead":
+            other.wait()
+        ops.state_dir.mkdir(parents=True)
+        (ops.state_dir / service.PID_FILE).write_text(f"{other.pid}\n")
+        assert ops.status()["state"] == "stopped"
+        pid = ops.start()
+        assert pid != other.pid
+        ops.wait_status("state running", lambda s: s["state"] == "running")
+        assert "applier: stopped" in ops.cli("stop").stdout
+        if stale != "dead":
+            assert other.poll() is None  # the unrelated process was left alone
+    finally:
+        if other.poll() is None:
+            other.kill()
+        other.wait()
+
+
+# -- 3. a refused conversion in the detached daemon -------------------------------------------
+
+
+def test_detached_daemon_stopped_by_refused_conversion_shows_error_and_position(make_ops):
+    ops = make_ops(type_conversions="ALL_NON_LOSSY")
+    r = ops.replica
+    r.src("CREATE TABLE ok (id INT PRIMARY KEY)", "CREATE TABLE orders (id INT PRIMARY KEY, a INT)")
+    r.tgt("CREATE TABLE ok (id INT PRIMARY KEY)",
+          "CREATE TABLE orders (id INT PRIMARY KEY, a TINYINT)")
+    pid = ops.start()
+    r.src("INSERT INTO ok VALUES (1)")
+    good = ops.caught_up()
+    r.src("INSERT INTO orders VALUES (1, 1)")
+    message = (f"Column 1 (a) of table '{ops.schema}.orders' cannot be converted from type"
+               " 'int' to type 'tinyint'")
+    st = ops.wait_status("state error", lambda s: s["state"] == "error")
+    assert not service.is_applier_process(pid) and st["pid"] is None
+    assert st["last_error_code"] == 1677 and message in st["last_error"]
+    stopped_at = (st["source_log_file"], st["source_log_pos"])
+    assert stopped_at == (good["source_log_file"], good["source_log_pos"]) == r.checkpoint()
+    assert st["last_error_position"] == "{}:{}".format(*stopped_at)
+    assert r.rows("SELECT * FROM orders") == []
+    assert message in ops.log_text()
+    text = ops.cli("status")  # the human form shows the same
+    assert "1677" in text.stdout and message in text.stdout
+    # what systemd runs (--foreground) stops on it with exit 3, the position unchanged
+    fg = ops.cli("start", "--foreground")
+    assert fg.returncode == ExitStatus.REPLICATION_STOPPED and message in fg.stderr
+    assert r.checkpoint() == stopped_at
+
+
+# -- 5. passwords -------------------------------------------------------------------------
+
+
+def test_passwords_never_shown(make_ops, tmp_path):
+    """Also asserted for every test of this module by the make_ops fixture."""
+    ops = make_ops()
+    ops.replica.src("CREATE TABLE t (id INT PRIMARY KEY)")
+    ops.replica.tgt("CREATE TABLE t (id INT PRIMARY KEY)")
+    pid = ops.start()
+    ops.wait_status("state running", lambda s: s["state"] == "running")
+    ops.note_cmdline(pid)
+    title = dict(ops.outputs)[f"/proc/{pid}/cmdline"]
+    assert "applier" in title
+    ops.replica.src("INSERT INTO t VALUES (1)")
+    ops.caught_up()
+    for args in (("status",), ("--debug", "status", "--json"), ("check",),
+                 ("check", "--json")):
+        assert ops.cli(*args).returncode == 0, args
+    ops.cli("stop")
+    assert ops.leaks() == []
+    # a wrong password: the connection error says so without showing it
+    wrong = "wr0ng-PW-Zq81"
+    ops.write_config(reconnect_timeout=2)
+    text = ops.config_path.read_text().replace(PASSWORDS["source"], wrong)
+    ops.config_path.write_text(text)
+    run = ops.cli("--debug", "start", "--until-caught-up")
+    assert run.returncode == ExitStatus.CANNOT_CONNECT, run.stderr
+    assert "Access denied" in run.stderr and wrong not in run.stderr + run.stdout
+
+
+# -- 6. metrics -------------------------------------------------------------------------
+
+
+def _metrics(url: str) -> dict[str, float]:
+    with urllib.request.urlopen(url, timeout=30) as resp:
+        text = resp.read().decode()
+    values = {}
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            name, _, value = line.rpartition(" ")
+            values[name] = float(value)
+    return values
+
+
+def _set_lock_wait_timeout(box: SandboxInfo, seconds: int) -> None:
+    conn = pymysql.connect(**box.target.pymysql_kwargs(), autocommit=True)
+    with conn.cursor() as cur:
+        cur.execute(f"SET GLOBAL innodb_lock_wait_timeout = {seconds}")
+    conn.close()
+
+
+def test_metrics_endpoint_counts_what_was_applied(make_ops, box):
+    port = free_port()
+    ops = make_ops(metrics_port=port)
+    url = f"http://127.0.0.1:{port}/metrics"
+    r = ops.replica
+    for t in ("pk", "uk", "ix", "scan"):
+        r.src(f"CREATE TABLE {t} (id INT PRIMARY KEY, code INT NOT NULL, v INT)")
+    r.tgt("CREATE TABLE pk (id INT PRIMARY KEY, code INT NOT NULL, v INT)",
+          "CREATE TABLE uk (id INT NOT NULL, code INT NOT NULL, v INT, UNIQUE KEY (code))",
+          "CREATE TABLE ix (id INT NOT NULL, code INT NOT NULL, v INT, KEY (code))",
+          "CREATE TABLE scan (id INT NOT NULL, code INT NOT NULL, v INT)")
+    _set_lock_wait_timeout(box, 1)  # the daemon's sessions start after this
+    try:
+        ops.start()
+        ops.wait_status("state running", lambda s: s["state"] == "running")
+        _metrics_workload(ops, url)
+    finally:
+        _set_lock_wait_timeout(box, 50)
+
+
+def _metrics_workload(ops: Ops, url: str) -> None:
+    r = ops.replica
+    for t in ("pk", "uk", "ix", "scan"):
+        r.src(f"INSERT INTO {t} VALUES (1, 1, 0), (2, 2, 0), (3, 3, 0)")  # 12 rows
+    r.src("UPDATE pk SET v = 1", "UPDATE uk SET v = 1 WHERE id < 3",   # 3 + 2 rows
+          "DELETE FROM ix WHERE id = 2", "UPDATE scan SET v = 1 WHERE id IN (1, 3)")  # 1 + 2
+    st = ops.caught_up()
+    m = _metrics(url)
+    assert st["rows_applied"] == m["applier_rows_applied_total"] == 12 + 3 + 2 + 1 + 2
+    assert st["transactions_applied"] == m["applier_transactions_applied_total"]
+    lookups = {"primary_key": 3, "unique_key": 2, "index": 1, "table_scan": 2}
+    assert {k: m[f'applier_lookups_total{{kind="{k}"}}'] for k in lookups} == lookups
+    assert st["lookups"] == lookups
+    assert 0 <= m["applier_seconds_behind_source"] < 3600
+    assert m['applier_state{state="running"}'] == 1 and m["applier_up"] == 1
+
+    # a lock held on the target: lock wait timeout (1205), rolled back, retried, counted
+    lock = pymysql.connect(**ops.root["target"].pymysql_kwargs(), database=ops.schema)
+    try:
+        with lock.cursor() as cur:
+            cur.execute("SELECT * FROM pk WHERE id = 1 FOR UPDATE")
+        r.src("BEGIN", "INSERT INTO pk VALUES (4, 4, 0)", "UPDATE pk SET v = v + 1 WHERE id = 1",
+              "COMMIT")
+        wait_for("applier_errors_total{code=1205}",
+                 lambda: _metrics(url).get('applier_errors_total{code="1205"}', 0) >= 1)
+        assert r.rows("SELECT id FROM pk WHERE id = 4") == []  # the attempt rolled back whole
+    finally:
+        lock.rollback()
+        lock.close()
+    st = ops.caught_up()
+    m = _metrics(url)
+    assert _rows(ops, "pk") == _rows(ops, "pk", target=False)  # v + 1 applied exactly once
+    assert m['applier_lookups_total{kind="primary_key"}'] == 3 + 1  # successful applies only
+    assert st["rows_applied"] == m["applier_rows_applied_total"] == 20 + 2
+    assert st["transactions_applied"] == m["applier_transactions_applied_total"]
+    assert "1205" in ops.log_text() and "retrying" in ops.log_text()
+
+
+# -- 7. systemd notify and watchdog --------------------------------------------------------
+
+
+def _datagrams(sock: socket.socket, until, timeout: float = 120.0) -> list[str]:
+    got: list[str] = []
+    deadline = time.monotonic() + timeout
+    while not until(got):
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise AssertionError(f"timed out waiting for sd_notify messages; got {got}")
+        sock.settimeout(left)
+        got.append(sock.recv(4096).decode())
+    return got
+
+
+def test_idle_foreground_daemon_pings_the_systemd_watchdog_and_stops_cleanly(make_ops):
+    ops = make_ops()
+    folder = tempfile.mkdtemp(prefix="ntf")  # AF_UNIX paths must be short
+    path = os.path.join(folder, "notify.sock")
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sock.bind(path)
+    env = {**os.environ, "NOTIFY_SOCKET": path, "WATCHDOG_USEC": "2000000"}
+    proc = subprocess.Popen([*APPLIER, "start", "--foreground", "--config",
+                             str(ops.config_path)], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        got = _datagrams(sock, lambda g: any("READY=1" in m for m in g))
+        got += _datagrams(sock, lambda g: sum(m == "WATCHDOG=1" for m in g) >= 3)
+        # nothing was written to the source: the pings came from idle heartbeats
+        assert ops.replica.checkpoint() is None
+        ops.note_cmdline(proc.pid)
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=120)
+        ops.outputs += [("foreground stdout", out), ("foreground stderr", err)]
+        assert proc.returncode == 0, err
+        got += _datagrams(sock, lambda g: any("STOPPING=1" in m for m in g), timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+        sock.close()
+        os.unlink(path)
+        os.rmdir(folder)
+    assert ops.status()["state"] == "stopped"
