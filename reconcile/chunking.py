@@ -116,3 +116,44 @@ def _sampled_bounds(conn, plan: TablePlan, cols: list[str], chunk_rows: int) -> 
 
 def _text(v) -> str:
     return v.decode() if isinstance(v, bytes | bytearray) else str(v)
+
+
+# --- integer key ranges, narrowed by bisection ------------------------------------------
+
+Range = tuple[int | None, int | None]  # [lo, hi); None = open
+
+
+def ranges_from(bounds: list[Boundary]) -> list[Range]:
+    """The chunks of `predicates` for a single integer key, as numeric ranges."""
+    cuts = [int(b[0]) for b in bounds]
+    return list(zip([None, *cuts], [*cuts, None], strict=True))
+
+
+def range_predicate(col: str, r: Range) -> str:
+    parts = ([f"{col} >= {r[0]}"] if r[0] is not None else []) + \
+        ([f"{col} < {r[1]}"] if r[1] is not None else [])
+    return " AND ".join(parts) or "1=1"
+
+
+def split_range(r: Range, lo: int, hi: int, parts: int) -> list[Range]:
+    """Split [r) into up to `parts` pieces; an open end stays open on the outer piece
+    (lo, hi: the smallest and one past the largest key seen on either side)."""
+    a = r[0] if r[0] is not None else lo
+    b = r[1] if r[1] is not None else hi
+    if b - a <= 1:
+        return [r]
+    step = max(1, -(-(b - a) // parts))
+    cuts = list(range(a + step, b, step))
+    return list(zip([r[0], *cuts], [*cuts, r[1]], strict=True))
+
+
+def width(r: Range, lo: int, hi: int) -> int:
+    return (r[1] if r[1] is not None else hi) - (r[0] if r[0] is not None else lo)
+
+
+def key_in(cols: list[str], literals: list[tuple[str, ...]]) -> str:
+    """WHERE text selecting the given keys (literals already rendered)."""
+    if len(cols) == 1:
+        return f"{cols[0]} IN ({', '.join(v[0] for v in literals)})"
+    rows = ", ".join(f"({', '.join(v)})" for v in literals)
+    return f"({', '.join(cols)}) IN ({rows})"

@@ -57,8 +57,8 @@ def run(config_path: str, tables: str | None, report_dir: str | None, master: st
         config = load_config(config_path)
         result, folder = job.run(config, tables=_tables(tables), report_dir=report_dir,
                                  master=master)
-    except (ApplierError, job.ReconcileError, click.BadParameter, OSError,
-            Exception) as exc:  # one line, the traceback on request
+    except (ApplierError, job.ReconcileError, OSError, Exception) as exc:
+        # one line (passwords removed); the traceback only with --traceback
         if traceback:
             raise
         from reconcile.snapshot import redact
@@ -71,3 +71,7 @@ def run(config_path: str, tables: str | None, report_dir: str | None, master: st
     click.echo(f"reconcile: {status.name.lower()}: {len(result.tables)} table(s)",
                err=True)
     sys.exit(status)
+
+
+if __name__ == "__main__":  # spark-submit reconcile/cli.py run --config F
+    main()

@@ -16,14 +16,16 @@ from applier.config import Config, ServerConfig
 from applier.conversions import Mode
 from applier.filters import table_filter
 from applier.schema import list_tables, read_table
-from reconcile import chunking, positions, repair, report, snapshot
-from reconcile.compare import differing_chunks
+from applier.types import INTEGER
+from reconcile import chunking, narrow, positions, repair, report, snapshot
+from reconcile.compare import diff_rows, differing_chunks
 from reconcile.plan import SOURCE, TARGET, TablePlan, build_plan
-from reconcile.verify import Sides, recheck
+from reconcile.verify import Sides, readers, recheck
 
 log = logging.getLogger(__name__)
 
 DIFF_LIMIT = 100000  # row differences fetched per table in the first pass
+DRIVER_KEYS = 50000  # narrowed key ranges up to this many key values are read on the driver
 
 
 class ReconcileError(Exception):
@@ -94,27 +96,54 @@ def compare_table(ctx: Context, schema: str, table: str) -> tuple[report.TableRe
     bounds = chunking.compute_bounds(ctx.src, plan, ctx.config.reconcile.chunk_rows)
     sp = chunking.predicates(plan.key_columns(SOURCE), bounds) if plan.key else ["1=1"]
     tp = chunking.predicates(plan.key_columns(TARGET), bounds) if plan.key else ["1=1"]
-    sd = snapshot.chunk_digests(ctx.spark, ctx.sides.source, plan, SOURCE, sp)
-    td = snapshot.chunk_digests(ctx.spark, ctx.sides.target, plan, TARGET, tp)
+    sd, td = snapshot.chunk_digests(ctx.spark, ctx.sides.source, ctx.sides.target, plan, sp, tp)
     bad = differing_chunks(sd, td, len(sp))
     log.info("%s: %d chunk(s), %d differ (%s)", name, len(sp), len(bad), _method(plan))
+    sp, tp, small = _narrowed(ctx, plan, bounds, bad, sp, tp)
     diffs, cut = [], False
-    if bad:
+    if small:  # a few narrow key ranges: read them on the driver
+        names = [c.target for c in plan.columns]
+        found = diff_rows(snapshot.direct_range_rows(ctx.src, plan, SOURCE, sp),
+                          snapshot.direct_range_rows(ctx.tgt, plan, TARGET, tp), names)
+        diffs, cut = found[:DIFF_LIMIT], len(found) > DIFF_LIMIT
+    elif bad:
         diffs, cut = snapshot.diff_chunks(ctx.spark, ctx.sides.source, ctx.sides.target, plan,
-                                          [sp[i] for i in bad], [tp[i] for i in bad],
-                                          DIFF_LIMIT)
+                                          sp, tp, DIFF_LIMIT)
     verdict = None
     if diffs:
-        verdict = recheck(ctx.sides, plan, [sp[i] for i in bad], [tp[i] for i in bad],
-                          {d.key for d in diffs})
+        read_src, read_tgt = readers(ctx.sides, plan, sp, tp, ctx.src, ctx.tgt)
+        verdict = recheck(ctx.sides, plan, read_src, read_tgt, {d.key for d in diffs})
     confirmed = verdict.confirmed if verdict else []
     tr = report.table_report(
         plan, confirmed, source_rows=sum(n for n, _ in sd.values()),
         replica_rows=sum(n for n, _ in td.values()), unsettled=len(verdict.unsettled)
-        if verdict else 0, method=_method(plan), chunks=len(sp), differing_chunks=len(bad),
-        first_pass_differences=len(diffs), truncated=cut,
+        if verdict else 0, method=_method(plan), chunks=len(bounds) + 1 if plan.key else 1,
+        differing_chunks=len(bad), first_pass_differences=len(diffs), truncated=cut,
         positions=verdict.rounds if verdict else [], seconds=round(time.monotonic() - start, 2))
     return tr, repair.repair_lines(plan, confirmed)
+
+
+def _narrowed(ctx: Context, plan: TablePlan, bounds, bad: list[int], sp: list[str],
+              tp: list[str]) -> tuple[list[str], list[str], bool]:
+    """Predicates of the rows to fetch: the differing chunks, narrowed by bisection when
+    the key is a single integer column; True when they are few enough for the driver."""
+    whole = [sp[i] for i in bad], [tp[i] for i in bad], False
+    if not bad or not (plan.chunkable and len(plan.key) == 1
+                       and plan.columns[plan.key[0]].source_type.group == INTEGER):
+        return whole
+    ext = [narrow.extent(c, plan, side) for c, side in ((ctx.src, SOURCE), (ctx.tgt, TARGET))]
+    ext = [e for e in ext if e]
+    if not ext:
+        return whole
+    lo, hi = min(e[0] for e in ext), max(e[1] for e in ext) + 1
+    ranges = [chunking.ranges_from(bounds)[i] for i in bad]
+    if plan.all_pushdown:
+        leaves = narrow.narrow_in_sql(ctx.src, ctx.tgt, plan, ranges, lo, hi)
+    else:
+        leaves = narrow.narrow(ctx.spark, ctx.sides.source, ctx.sides.target, plan, ranges,
+                               lo, hi)
+    small = sum(chunking.width(r, lo, hi) for r in leaves) <= DRIVER_KEYS
+    return narrow.preds(plan, SOURCE, leaves), narrow.preds(plan, TARGET, leaves), small
 
 
 def _method(plan: TablePlan) -> str:

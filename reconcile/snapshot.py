@@ -72,17 +72,15 @@ def read(spark, jdbc: Jdbc, select: str, preds: list[str]):
                            properties=dict(jdbc.properties))
 
 
-def chunk_digests(spark, jdbc: Jdbc, plan: TablePlan, side: str,
-                  preds: list[str]) -> dict[int, Digest]:
-    """{chunk number: (rows, hash sum)}; chunk number = predicate index."""
+def _digest_parts(spark, jdbc: Jdbc, plan: TablePlan, side: str, preds: list[str]):
+    """Per-partition digests of one side: a DataFrame (SQL path) or an RDD (Python)."""
     df = read(spark, jdbc, plan.select_digest(side), preds)
+    tag = 0 if side == SOURCE else 1
     if plan.all_pushdown:
         from pyspark.sql import functions as F
 
-        rows = (df.select(F.spark_partition_id().alias("p"), F.col("rc__h"))
-                .groupBy("p").agg(F.count(F.lit(1)).alias("n"), F.sum("rc__h").alias("s"))
-                .collect())
-        return {r["p"]: (int(r["n"]), int(r["s"] or 0) & MASK64) for r in rows}
+        return df.select(F.lit(tag).alias("side"), F.spark_partition_id().alias("p"),
+                         F.col("rc__h"))
     conv = plan.converter()
     idx = plan.python_indexes()
     names = [f"rc__{i}" for i in idx]
@@ -93,9 +91,29 @@ def chunk_digests(spark, jdbc: Jdbc, plan: TablePlan, side: str,
         for r in it:
             n += 1
             s += row_hash(convert([r[c] for c in names], idx), r["rc__p"])
-        yield part, (n, s & MASK64)
+        yield (tag, part), (n, s & MASK64)
 
-    return dict(df.rdd.mapPartitionsWithIndex(digest).collect())
+    return df.rdd.mapPartitionsWithIndex(digest)
+
+
+def chunk_digests(spark, source: Jdbc, target: Jdbc, plan: TablePlan, src_preds: list[str],
+                  tgt_preds: list[str]) -> tuple[dict[int, Digest], dict[int, Digest]]:
+    """({chunk: (rows, hash sum)} of the source, the same of the target), both sides in
+    one Spark job; chunk number = predicate index."""
+    a = _digest_parts(spark, source, plan, SOURCE, src_preds)
+    b = _digest_parts(spark, target, plan, "target", tgt_preds)
+    out: tuple[dict, dict] = ({}, {})
+    if plan.all_pushdown:
+        from pyspark.sql import functions as F
+
+        rows = (a.unionAll(b).groupBy("side", "p")
+                .agg(F.count(F.lit(1)).alias("n"), F.sum("rc__h").alias("s")).collect())
+        for r in rows:
+            out[r["side"]][r["p"]] = (int(r["n"]), int(r["s"] or 0) & MASK64)
+        return out
+    for (side, part), digest in a.union(b).collect():
+        out[side][part] = digest
+    return out
 
 
 def keyed_rows(spark, jdbc: Jdbc, plan: TablePlan, side: str, preds: list[str]):
@@ -124,6 +142,45 @@ def diff_chunks(spark, source: Jdbc, target: Jdbc, plan: TablePlan, src_preds: l
         lambda kv: diff_group(kv[0], list(kv[1][0]), list(kv[1][1]), names))
     got = diffs.take(limit + 1)
     return got[:limit], len(got) > limit
+
+
+def direct_rows(conn, plan: TablePlan, side: str, keys: set[tuple],
+                batch: int = 500) -> dict[tuple, list[tuple]]:
+    """{key: [rows]} read on the driver by key (a chunkable key: literals mean the same
+    on both sides). For the few keys of a re-check this beats a Spark job by far."""
+    from reconcile.chunking import key_in
+    from reconcile.repair import literal
+
+    conv = plan.converter()
+    convert = conv.expected if side == SOURCE else conv.actual
+    cols, n = plan.key_columns(side), len(plan.columns)
+    out: dict[tuple, list[tuple]] = defaultdict(list)
+    ordered = sorted(keys, key=repr)
+    for i in range(0, len(ordered), batch):
+        lits = [tuple(literal(v) for v in k) for k in ordered[i:i + batch]]
+        sql = f"SELECT * FROM ({plan.select_detail(side)}) rc WHERE {key_in(cols, lits)}"
+        with conn.cursor() as cur:
+            cur.execute(sql)
+            for r in cur.fetchall():
+                row = convert(list(r[:n]))
+                out[tuple(row[j] for j in plan.key)].append(row)
+    return dict(out)
+
+
+def direct_range_rows(conn, plan: TablePlan, side: str,
+                      preds: list[str]) -> dict[tuple, list[tuple]]:
+    """{key: [rows]} of a few small key ranges, read on the driver."""
+    conv = plan.converter()
+    convert = conv.expected if side == SOURCE else conv.actual
+    n = len(plan.columns)
+    where = " OR ".join(f"({p})" for p in preds)
+    out: dict[tuple, list[tuple]] = defaultdict(list)
+    with conn.cursor() as cur:
+        cur.execute(f"SELECT * FROM ({plan.select_detail(side)}) rc WHERE {where}")
+        for r in cur.fetchall():
+            row = convert(list(r[:n]))
+            out[tuple(row[j] for j in plan.key)].append(row)
+    return dict(out)
 
 
 def rows_for_keys(spark, jdbc: Jdbc, plan: TablePlan, side: str, preds: list[str],

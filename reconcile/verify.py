@@ -10,6 +10,7 @@ is tried again next round, and after the last round is reported as unsettled.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from reconcile import positions, snapshot
@@ -39,21 +40,34 @@ class Verdict:
     rounds: list[dict]
 
 
-def recheck(sides: Sides, plan: TablePlan, src_preds: list[str], tgt_preds: list[str],
+Reader = Callable[[set[tuple]], dict[tuple, list[tuple]]]  # keys -> {key: [rows]}
+
+
+def readers(sides: Sides, plan: TablePlan, src_preds: list[str], tgt_preds: list[str],
+            src_conn, tgt_conn) -> tuple[Reader, Reader]:
+    """Read rows by key on the driver when the key allows it, else through Spark from the
+    chunks that hold them."""
+    if plan.chunkable:
+        return (lambda keys: snapshot.direct_rows(src_conn, plan, SOURCE, keys),
+                lambda keys: snapshot.direct_rows(tgt_conn, plan, TARGET, keys))
+    return (lambda keys: snapshot.rows_for_keys(sides.spark, sides.source, plan, SOURCE,
+                                                src_preds, keys),
+            lambda keys: snapshot.rows_for_keys(sides.spark, sides.target, plan, TARGET,
+                                                tgt_preds, keys))
+
+
+def recheck(sides: Sides, plan: TablePlan, read_source: Reader, read_replica: Reader,
             keys: set[tuple]) -> Verdict:
     names = [c.target for c in plan.columns]
     pending = set(keys)
     confirmed: list[RowDiff] = []
     rounds: list[dict] = []
     for n in range(1, sides.rounds + 1):
-        before = snapshot.rows_for_keys(sides.spark, sides.source, plan, SOURCE, src_preds,
-                                        pending)
+        before = read_source(pending)
         goal = sides.source_position()
         reached, waited = positions.wait_until(sides.replica_position, goal, sides.timeout)
-        replica = snapshot.rows_for_keys(sides.spark, sides.target, plan, TARGET, tgt_preds,
-                                         pending)
-        after = snapshot.rows_for_keys(sides.spark, sides.source, plan, SOURCE, src_preds,
-                                       pending)
+        replica = read_replica(pending)
+        after = read_source(pending)
         result = settle(pending, before, replica, after, names)
         confirmed.extend(result.confirmed)
         rounds.append({"round": n, "source": str(goal),

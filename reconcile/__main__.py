@@ -1,0 +1,5 @@
+"""`python -m reconcile run --config F` (also what spark-submit can run)."""
+
+from reconcile.cli import main
+
+main()

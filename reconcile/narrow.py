@@ -1,0 +1,91 @@
+"""Bisection of differing chunks (single integer key): split a differing range into
+sub-ranges, compare their digests (still computed by the servers), keep the differing ones,
+until each is small enough to fetch its rows. Like reladiff's segments, but every level is
+one Spark job for both sides, or, when every column is hashed in SQL, one aggregate query
+per range and side."""
+
+from __future__ import annotations
+
+import logging
+
+from reconcile import snapshot
+from reconcile.chunking import Range, range_predicate, split_range, width
+from reconcile.compare import differing_chunks
+from reconcile.expected import MASK64
+from reconcile.plan import SOURCE, TARGET, TablePlan
+
+log = logging.getLogger(__name__)
+
+LEAF_KEYS = 2000  # ranges this wide (in key values) are fetched as rows
+FANOUT = 32
+
+
+def extent(conn, plan: TablePlan, side: str) -> tuple[int, int] | None:
+    col = plan.key_columns(side)[0]
+    with conn.cursor() as cur:
+        cur.execute(f"SELECT MIN({col}), MAX({col}) FROM {plan.qualified}")
+        lo, hi = cur.fetchone()
+    return None if lo is None else (int(lo), int(hi))
+
+
+def preds(plan: TablePlan, side: str, ranges: list[Range]) -> list[str]:
+    col = plan.key_columns(side)[0]
+    return [range_predicate(col, r) for r in ranges]
+
+
+def sql_digests(conn, plan: TablePlan, side: str, r: Range,
+                subs: list[Range]) -> dict[int, tuple[int, int]]:
+    """Digests of the sub-ranges of `r`, aggregated by the server in one query."""
+    col = plan.key_columns(side)[0]
+    cases = " ".join(f"WHEN {range_predicate(col, s)} THEN {i}" for i, s in enumerate(subs))
+    sql = (f"SELECT CASE {cases} END AS b, COUNT(*), CAST(SUM(rc__h) AS CHAR)"
+           f" FROM ({plan.select_digest(side)}) x WHERE {range_predicate(col, r)} GROUP BY b")
+    with conn.cursor() as cur:
+        cur.execute(sql)
+        return {int(b): (int(n), int(s or 0) & MASK64) for b, n, s in cur.fetchall()}
+
+
+def narrow_in_sql(src, tgt, plan: TablePlan, ranges: list[Range], lo: int,
+                  hi: int) -> list[Range]:
+    """As `narrow`, for a table hashed entirely in SQL: the servers aggregate each level
+    (one query per range and side), no Spark job."""
+    level = ranges
+    while True:
+        big = [r for r in level if width(r, lo, hi) > LEAF_KEYS]
+        if not big:
+            return level
+        keep = [r for r in level if width(r, lo, hi) <= LEAF_KEYS]
+        split = False
+        for r in big:
+            subs = split_range(r, lo, hi, FANOUT)
+            if len(subs) == 1:
+                keep.append(r)
+                continue
+            split = True
+            sd = sql_digests(src, plan, SOURCE, r, subs)
+            td = sql_digests(tgt, plan, TARGET, r, subs)
+            keep += [subs[i] for i in differing_chunks(sd, td, len(subs))]
+        if not split:
+            return keep
+        level = keep
+
+
+def narrow(spark, source: snapshot.Jdbc, target: snapshot.Jdbc, plan: TablePlan,
+           ranges: list[Range], lo: int, hi: int) -> list[Range]:
+    """The differing sub-ranges of `ranges`, none wider than LEAF_KEYS unless it holds a
+    single key value."""
+    level = ranges
+    while True:
+        big = [r for r in level if width(r, lo, hi) > LEAF_KEYS]
+        if not big:
+            return level
+        small = [r for r in level if width(r, lo, hi) <= LEAF_KEYS]
+        subs = [s for r in big for s in split_range(r, lo, hi, FANOUT)]
+        if len(subs) == len(big):
+            return level
+        sd, td = snapshot.chunk_digests(spark, source, target, plan,
+                                        preds(plan, SOURCE, subs), preds(plan, TARGET, subs))
+        keep = [subs[i] for i in differing_chunks(sd, td, len(subs))]
+        log.debug("%s: %d range(s) -> %d differing of %d", plan.name, len(big), len(keep),
+                  len(subs))
+        level = small + keep
