@@ -23,3 +23,14 @@ def replica_with_image(servers, source_for_image, make_db, schema_name, tmp_path
                        tmp_path / "state")
 
     return make
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """One local Spark for the whole test session; reconcile's job.run (and `reconcile run`
+    in-process) reuses it through getOrCreate."""
+    from reconcile import job
+
+    session = job.spark_session("local[2]", job.snapshot.default_jar())
+    yield session
+    session.stop()

@@ -74,14 +74,6 @@ CONV_TARGET = [
 ]
 
 
-@pytest.fixture(scope="module")
-def spark():
-    """One local Spark for the module; job.run reuses it (getOrCreate)."""
-    session = job.spark_session("local[2]", job.snapshot.default_jar())
-    yield session
-    session.stop()
-
-
 def _populate(source_db, target_db, big_rows: int = 1000) -> None:
     for sql in SOURCE_DDL:
         source_db.execute(sql)
