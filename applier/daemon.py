@@ -234,7 +234,7 @@ class Daemon:
         self.live.seconds_behind_source = 0
         self.metrics.set_lag(0)
         if self.notify:
-            pass
+            self.notify.watchdog()
         self._set_state("running")
 
     def _applied(self, txn: Transaction, rows: int, lookups) -> None:

@@ -154,7 +154,11 @@ class Ops:
         def probe():
             last.clear()
             last.update(self.status())
-            return dict(last) if cond(last) else None
+            if cond(last):
+                return dict(last)
+            if last.get("state") == "error":  # stopped for good: no use waiting
+                raise AssertionError(f"replication stopped while waiting for {what}")
+            return None
         try:
             return wait_for(what, probe, timeout)
         except AssertionError as e:
