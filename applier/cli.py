@@ -69,14 +69,17 @@ def start(ctx, config_path: str, foreground: bool, until_caught_up: bool) -> Non
 
 
 def _run(cfg: Config, until_caught_up: bool) -> ExitStatus:
-    from applier.daemon import Daemon
+    from applier.daemon import Daemon, StopRequested
     from applier.notify import Notifier
 
-    with service.acquire_pidfile(cfg.daemon.state_dir):
-        service.set_process_title(service.process_title(cfg))
-        daemon = Daemon(cfg, until_caught_up=until_caught_up, notify=Notifier())
-        daemon.install_signals()
-        return daemon.run()
+    daemon = Daemon(cfg, until_caught_up=until_caught_up, notify=Notifier())
+    daemon.install_signals()  # before the pid file: `stop` right after `start` is clean
+    try:
+        with service.acquire_pidfile(cfg.daemon.state_dir):
+            service.set_process_title(service.process_title(cfg))
+            return daemon.run()
+    except StopRequested:  # stopped before it began
+        return ExitStatus.OK
 
 
 @main.command()

@@ -105,7 +105,7 @@ class Daemon:
         self.notify = notify
         self.outage = Outage(self.reconnect_for)
         self.live = LiveState()
-        self.metrics = Metrics(config.daemon.metrics_port, config.daemon.metrics_host)
+        self.metrics = Metrics(None)  # the endpoint opens in run(), after the pid file
         self._stopping = False
         self._in_apply = False
         r = config.replication
@@ -129,6 +129,7 @@ class Daemon:
     # -- running ------------------------------------------------------------------------
     def run(self) -> ExitStatus:
         """Run until caught up (if asked), stopped, or stopped by an error."""
+        self.metrics = Metrics(self.cfg.daemon.metrics_port, self.cfg.daemon.metrics_host)
         retrying = Retrying(
             retry=retry_if_exception_type((TransientError, ConnectError)),
             wait=self.outage.wait, stop=self.outage.stop, before_sleep=self._retrying,

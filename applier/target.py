@@ -49,6 +49,6 @@ def translate(exc: BaseException, where: str) -> Exception:
     if isinstance(exc, pymysql.err.InterfaceError) or code in TRANSIENT_CODES:
         return TransientError(f"{where}: {exc}")
     if code == 1062:
-        return DuplicateKey(f"Could not execute Write_rows event on table {where}; "
-                            f"Duplicate entry: {exc.args[-1]}, Error_code: 1062")
+        return DuplicateKey(f"Could not execute Write_rows event: {exc.args[-1]}, "
+                            f"Error_code: 1062; the event's source position {where}")
     return exc

@@ -42,8 +42,8 @@ from applier.service import acquire_pidfile
 if len(sys.argv) > 2:
     print("bad configuration: [source] port", flush=True)
     sys.exit(int(sys.argv[2]))
+signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))  # before the pid file, like the CLI
 pidfile = acquire_pidfile(sys.argv[1])
-signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))
 print("started", flush=True)
 try:
     while True:
