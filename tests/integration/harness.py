@@ -8,6 +8,8 @@ and builds the configuration.
 from __future__ import annotations
 
 import dataclasses
+import sys
+import time
 from pathlib import Path
 
 import pymysql
@@ -16,6 +18,23 @@ from applier.config import Config, DaemonConfig, ReplicationConfig, ServerConfig
 from applier.daemon import Daemon
 from applier.errors import ExitStatus
 from applier.source import source_status
+
+_SCRIPT = Path(sys.executable).parent / "applier"
+# the real `applier` command, as installed beside this interpreter
+APPLIER = [str(_SCRIPT)] if _SCRIPT.is_file() else [
+    sys.executable, "-c", "from applier.cli import main; main()"]
+
+
+def wait_for(what: str, probe, timeout: float = 180.0, interval: float = 0.2):
+    """Poll ``probe()`` until it returns something truthy; fail naming ``what``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = probe()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:g}s waiting for {what}")
+        time.sleep(interval)
 
 
 class Replica:

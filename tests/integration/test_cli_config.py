@@ -7,18 +7,16 @@ from __future__ import annotations
 
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from applier.errors import ExitStatus
+from tests.integration.harness import APPLIER
 
 pytestmark = pytest.mark.integration
 
-_SCRIPT = Path(sys.executable).parent / "applier"
-APPLIER = [str(_SCRIPT)] if _SCRIPT.is_file() else [
-    sys.executable, "-c", "from applier.cli import main; main()"]
+
 SECRET = "s3cr3t-CFG-77Qa"
 
 GOOD = f"""\

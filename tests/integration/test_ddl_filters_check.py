@@ -2,15 +2,13 @@
 
 import json
 import subprocess
-import sys
 
 import pytest
 
 from applier.errors import ExitStatus
-from tests.integration.harness import toml_config
+from tests.integration.harness import APPLIER, toml_config
 
 pytestmark = pytest.mark.integration
-APPLIER = [sys.executable, "-c", "from applier.cli import main; main()"]
 
 
 def test_ddl_is_applied_and_the_schema_cache_refreshed(replica):

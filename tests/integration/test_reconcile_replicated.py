@@ -15,7 +15,6 @@ import os
 import random
 import signal
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -28,12 +27,11 @@ from applier.errors import ExitStatus
 from reconcile import positions
 from reconcile.cli import main as reconcile_main
 from reconcile.positions import BinlogPos, replica_position, source_position
-from tests.integration.harness import toml_config
+from tests.integration.harness import APPLIER, toml_config, wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
 
 LOSSY = "ALL_LOSSY,ALL_NON_LOSSY"
-APPLIER = [sys.executable, "-c", "from applier.cli import main; main()"]
 TS = "ts TIMESTAMP NULL DEFAULT CURRENT_TIMESTAMP"  # stamped on the replica only
 
 # (source definition, replica definition) per table; one table per type group, each with
@@ -293,17 +291,6 @@ def _writer(source, schema: str, stop: threading.Event, done: list) -> None:
         conn.close()
 
 
-def _wait_for(what: str, check, timeout: float = 180.0, poll: float = 0.2):
-    deadline = time.monotonic() + timeout
-    while True:
-        got = check()
-        if got:
-            return got
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
-        time.sleep(poll)
-
-
 @pytest.mark.parametrize("lagging", [False, True], ids=["free-running", "lagging"])
 def test_writer_during_run_with_the_applier_running_gives_no_false_positive(
         spark, servers, replica, tmp_path, monkeypatch, lagging):
@@ -347,21 +334,21 @@ def test_writer_during_run_with_the_applier_running_gives_no_false_positive(
 
     monkeypatch.setattr(positions, "wait_until", wait_until)
     try:
-        _wait_for("the applier to copy the initial rows", caught_up)
+        wait_for("the applier to copy the initial rows", caught_up)
         writer.start()
-        _wait_for("the writer to start", lambda: writes[0] >= 20)
+        wait_for("the writer to start", lambda: writes[0] >= 20)
         if lagging:
             os.kill(proc.pid, signal.SIGSTOP)
             paused.set()
             seen = writes[0]
-            _wait_for("the source to move on without the replica",
+            wait_for("the source to move on without the replica",
                       lambda: writes[0] >= seen + 50)
         code, report, _, output = _reconcile(config, "--tables", f"{replica.schema}.w")
         during = writes[0]
         resume()
         stop.set()
         writer.join(timeout=60)
-        _wait_for("the applier to catch up after the writer", caught_up)
+        wait_for("the applier to catch up after the writer", caught_up)
         assert proc.poll() is None, "the applier stopped during the run"
         proc.send_signal(signal.SIGTERM)
         out, err = proc.communicate(timeout=120)

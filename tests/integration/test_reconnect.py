@@ -19,7 +19,8 @@ import pytest
 from applier import service
 from applier.errors import ExitStatus
 from applier.sandbox import pid_alive
-from tests.integration.test_service_ops import APPLIER, Ops, start_sandbox, wait_for
+from tests.integration.harness import APPLIER, wait_for
+from tests.integration.ops import Ops, start_sandbox
 
 pytestmark = pytest.mark.integration
 

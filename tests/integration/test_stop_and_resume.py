@@ -3,16 +3,14 @@
 import os
 import signal
 import subprocess
-import sys
 import time
 
 import pytest
 
 from applier.errors import ExitStatus
-from tests.integration.harness import toml_config
+from tests.integration.harness import APPLIER, toml_config
 
 pytestmark = pytest.mark.integration
-APPLIER = [sys.executable, "-c", "from applier.cli import main; main()"]
 
 
 def _write_config(replica, tmp_path, **replication):
