@@ -21,6 +21,7 @@ from applier.conversions import Mode
 from applier.errors import ApplierError, ConnectError, ExitStatus, TransientError
 from applier.events import Position, Transaction
 from applier.filters import table_filter
+from applier.lookup import LOOKUP_KINDS
 from applier.metrics import Metrics
 from applier.source import BinlogSource
 from applier.target import connect, error_code
@@ -88,8 +89,7 @@ class LiveState:
             "last_error_position": self.last_error_position,
             "transactions_applied": self.totals.transactions,
             "rows_applied": self.totals.rows,
-            "lookups": {k: self.totals.lookups.get(k, 0) for k in
-                        ("primary_key", "unique_key", "index", "table_scan")},
+            "lookups": {k: self.totals.lookups.get(k, 0) for k in LOOKUP_KINDS},
             "pid": os.getpid(),
             "updated_at": time.time(),
         }
