@@ -53,14 +53,15 @@ class TransactionApplier:
         self.totals = totals
         self.schemas = SchemaCache(conn)
         self._mappings: dict[tuple[str, str], TableMapping] = {}
-        self._plans: dict[tuple[int, frozenset], lookup.LookupPlan] = {}
+        # lookup plans per table, by the set of before-image columns; dropped with the mapping
+        self._plans: dict[tuple[str, str], dict[frozenset, lookup.LookupPlan]] = {}
         self.lookups: Counter = Counter()  # lookups by kind of the last transaction applied
 
     # -- planning ---------------------------------------------------------------------
     def mapping(self, table: SourceTable) -> TableMapping:
         key = (table.schema, table.table)
         cached = self._mappings.get(key)
-        if cached is not None and cached.source == table:
+        if cached is not None and (cached.source is table or cached.source == table):
             return cached
         target = self.schemas.get(table.schema, table.table)
         if target is None:
@@ -69,15 +70,16 @@ class TransactionApplier:
                 "(its definition may differ), or exclude it with ignore_tables", code=1146)
         built = build_mapping(table, target, self.opt.mode, by=self.opt.column_mapping)
         self._mappings[key] = built
+        self._plans[key] = {}
         return built
 
     def plan(self, mapping: TableMapping, names: frozenset) -> lookup.LookupPlan:
-        key = (id(mapping), names)
-        plan = self._plans.get(key)
+        plans = self._plans[(mapping.source.schema, mapping.source.table)]
+        plan = plans.get(names)
         if plan is None:
             plan = lookup.plan_lookup(mapping.target, sorted(names))
             plan = _with_exact_strings(plan, mapping)
-            self._plans[key] = plan
+            plans[names] = plan
         return plan
 
     def forget_plans(self) -> None:
@@ -89,8 +91,9 @@ class TransactionApplier:
     def apply(self, txn: Transaction) -> int:
         """Apply the transaction and its checkpoint in one target transaction."""
         rows = [c for c in txn.changes if isinstance(c, RowChange)]
-        for change in rows:  # a refused conversion stops before any row is written
-            self.mapping(change.table)
+        tables = {id(c.table): c.table for c in rows}  # one table map object per table
+        for table in tables.values():  # a refused conversion stops before any row is written
+            self.mapping(table)
         applied = 0
         self.lookups = Counter()
         try:
@@ -261,7 +264,7 @@ def _groups(changes):
                 group = []
             yield change
             continue
-        if group and (change.kind != group[0].kind or change.table != group[0].table):
+        if group and (change.kind != group[0].kind or change.table is not group[0].table):
             yield group
             group = []
         group.append(change)
