@@ -175,11 +175,12 @@ class TransactionApplier:
         t = mapping.target
         start = 0
         while start < len(images):
-            cols = list(images[start])
+            keys = images[start].keys()  # same columns in the same (source) order
             end = start
             while (end < len(images) and end - start < BATCH_ROWS
-                   and list(images[end]) == cols):
+                   and images[end].keys() == keys):
                 end += 1
+            cols = list(keys)
             batch = images[start:end]
             args = [v for image in batch for v in image.values()]
             sql = lookup.insert(t.schema, t.table, cols, len(batch))
