@@ -141,14 +141,32 @@ SANDBOX_DIR = click.option("--dir", "base_dir", default="sandbox", show_default=
                            type=click.Path(file_okay=False), help="Where the servers live.")
 
 
+def _sandbox_call(action):
+    """Run a sandbox action; a server that cannot be found or started exits 4 with its
+    message (no traceback)."""
+    from applier.sandbox import SandboxError
+
+    try:
+        return action()
+    except SandboxError as exc:
+        click.echo(f"sandbox: {exc}", err=True)
+        sys.exit(ExitStatus.CANNOT_CONNECT)
+
+
 @sandbox.command("up")
 @SANDBOX_DIR
 @click.option("--row-image", default="FULL", type=click.Choice(["FULL", "MINIMAL", "NOBLOB"]))
-def sandbox_up(base_dir: str, row_image: str) -> None:
-    """Start a source (binlog ROW, metadata FULL) and a target; write a config."""
+@click.option("--flavor", type=click.Choice(["mysql", "mariadb"]), default=None,
+              help="Server flavour (default: as recorded, else the installed one, "
+                   "MariaDB first).")
+@click.option("--fresh", is_flag=True, help="Reinstall the servers (their data is lost).")
+def sandbox_up(base_dir: str, row_image: str, flavor: str | None, fresh: bool) -> None:
+    """Start a source (binlog ROW, metadata FULL) and a target; write a config. Servers
+    stopped by `down` start again with their data, on the same ports."""
     from applier.sandbox import Sandbox
 
-    info = Sandbox(base_dir).up(row_image=row_image)
+    info = _sandbox_call(lambda: Sandbox(base_dir, flavor=flavor).up(row_image=row_image,
+                                                                     fresh=fresh))
     for role, server in info.servers.items():
         click.echo(f"{role}: {server.flavor} on {server.host}:{server.port} (pid {server.pid},"
                    f" datadir {server.datadir})")
@@ -157,12 +175,13 @@ def sandbox_up(base_dir: str, row_image: str) -> None:
 
 @sandbox.command("down")
 @SANDBOX_DIR
-def sandbox_down(base_dir: str) -> None:
-    """Stop the sandbox servers (their data stays in the directory)."""
+@click.option("--remove", is_flag=True, help="Also delete the servers' data.")
+def sandbox_down(base_dir: str, remove: bool) -> None:
+    """Stop the sandbox servers (their data stays in the directory unless --remove)."""
     from applier.sandbox import Sandbox
 
-    Sandbox(base_dir).down()
-    click.echo("sandbox stopped")
+    _sandbox_call(lambda: Sandbox(base_dir).down(remove=remove))
+    click.echo("sandbox stopped" + (" and removed" if remove else ""))
 
 
 @sandbox.command("status")

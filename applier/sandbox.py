@@ -6,8 +6,13 @@ connections, records everything in ``base_dir/sandbox.json`` (so `down` and `sta
 from another process) and writes a ready applier configuration to ``base_dir/applier.toml``.
 
 The source logs row-based binlogs with full table-map metadata; the binlog_row_image is
-chosen per sandbox (FULL, MINIMAL, NOBLOB). The flavour (MariaDB or MySQL 8) is detected from
-the server binary's ``--version``. Root logs in over TCP with an empty password.
+chosen per sandbox (FULL, MINIMAL, NOBLOB). The flavour is chosen per sandbox: MariaDB from
+the machine's packages, MySQL 9.7 natively or from the Debian chroot that scripts/setup
+builds (applier.serverbin). Root logs in over TCP with an empty password.
+
+`down` stops the servers and keeps their data: the next `up` starts them again on the same
+ports and datadirs (`up(fresh=True)` reinstalls). Only a process whose command line names
+the recorded datadir is ever signalled.
 """
 
 from __future__ import annotations
@@ -26,6 +31,13 @@ from pathlib import Path
 import pymysql
 
 from applier.config import ServerConfig
+from applier.serverbin import (
+    ServerBinary,
+    ServerBinaryError,
+    find_server,
+    install,
+    server_args,
+)
 
 log = logging.getLogger(__name__)
 
@@ -33,15 +45,14 @@ STATE_FILE = "sandbox.json"
 CONFIG_FILE = "applier.toml"
 ROLES = ("source", "target")
 ROW_IMAGES = ("FULL", "MINIMAL", "NOBLOB")
-SERVER_IDS = {"source": 1, "target": 2}
 APPLIER_SERVER_ID = 4242
 
 # Child processes this interpreter started: reaped on `down` so no zombie keeps its pid.
 _children: dict[int, subprocess.Popen] = {}
 
 
-class SandboxError(RuntimeError):
-    """A sandbox server could not be installed, started or stopped."""
+class SandboxError(ServerBinaryError):
+    """A sandbox server could not be found, installed, started or stopped."""
 
 
 @dataclass(frozen=True)
@@ -82,24 +93,6 @@ class SandboxInfo:
         return self.servers["target"]
 
 
-def find_server_binary() -> tuple[str, str]:
-    """(path, flavor) of the server binary on PATH (or /usr/sbin): mariadbd first, then
-    mysqld; the flavor is read from its --version output."""
-    search = os.environ.get("PATH", "") + os.pathsep + "/usr/sbin:/usr/local/sbin"
-    for name in ("mariadbd", "mysqld"):
-        path = shutil.which(name, path=search)
-        if path:
-            return path, detect_flavor(path)
-    raise SandboxError("no mariadbd or mysqld binary found on PATH (install mariadb-server)")
-
-
-def detect_flavor(binary: str) -> str:
-    """'mariadb' or 'mysql', from the binary's --version output."""
-    out = subprocess.run([binary, "--version"], capture_output=True, text=True,
-                         timeout=30).stdout
-    return "mariadb" if "mariadb" in out.lower() else "mysql"
-
-
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
@@ -117,6 +110,20 @@ def pid_alive(pid: int) -> bool:
     except PermissionError:
         return True
     return not _is_zombie(pid)
+
+
+def _is_server(server: ServerInfo) -> bool:
+    """The recorded pid is alive and still that server: its command line names the
+    recorded datadir (a reused pid of another process is never signalled)."""
+    if not server.pid or not pid_alive(server.pid):
+        return False
+    try:
+        argv = Path(f"/proc/{server.pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    datadirs = [a.decode(errors="replace").split("=", 1)[1] for a in argv
+                if a.startswith(b"--datadir=")]
+    return any(d and server.datadir.endswith(d) for d in datadirs)
 
 
 def _is_zombie(pid: int) -> bool:
@@ -148,35 +155,46 @@ class Sandbox:
     """Local servers under base_dir; `up`, `down` and `status` are idempotent."""
 
     def __init__(self, base_dir: str | Path, roles: tuple[str, ...] = ROLES,
-                 binary: str | None = None, die_with_parent: bool = False):
-        """die_with_parent: the servers get SIGTERM when this process dies (tests: no
-        servers are left behind when pytest is killed). Off for `applier sandbox up`."""
+                 flavor: str | None = None, die_with_parent: bool = False,
+                 extra_args: tuple[str, ...] = ()):
+        """flavor: 'mysql', 'mariadb', or None (as recorded, else whichever is installed
+        natively). die_with_parent: the servers get SIGTERM when this process dies (tests:
+        no servers are left behind when pytest is killed); off for `applier sandbox up`.
+        extra_args: more server options for every role (they override ours)."""
         unknown = set(roles) - set(ROLES)
         if unknown:
             raise ValueError(f"unknown sandbox roles {sorted(unknown)}; use {ROLES}")
         self.base_dir = Path(base_dir).resolve()
         self.roles = tuple(roles)
-        self._binary = binary
+        self.flavor = flavor
         self.die_with_parent = die_with_parent
+        self.extra_args = tuple(extra_args)
+        self._server: ServerBinary | None = None
 
     # -- public API ---------------------------------------------------------------------
 
-    def up(self, row_image: str = "FULL", timeout: float = 60.0) -> SandboxInfo:
-        """Start every role that is not already running; return the running sandbox."""
+    def up(self, row_image: str = "FULL", timeout: float = 120.0,
+           fresh: bool = False) -> SandboxInfo:
+        """Start every role that is not running: again on its recorded port and datadir
+        when it has one (data kept), else newly installed. fresh=True reinstalls."""
         row_image = row_image.upper()
         if row_image not in ROW_IMAGES:
             raise ValueError(f"row_image must be one of {ROW_IMAGES}, not {row_image!r}")
         self.base_dir.mkdir(parents=True, exist_ok=True)
-        servers = {r: s for r, s in self._load().items() if self._healthy(s)}
-        if self._binary:
-            binary, flavor = self._binary, detect_flavor(self._binary)
-        else:
-            binary, flavor = find_server_binary()
+        if fresh:
+            self.down(remove=True)
+        recorded = self._load()
+        servers = {r: s for r, s in recorded.items() if self._healthy(s)}
+        server = self.server_binary(recorded)
         pending = [r for r in self.roles if r not in servers]
         started: dict[str, tuple[ServerInfo, subprocess.Popen]] = {}
         try:
             for role in pending:
-                started[role] = self._start(role, binary, flavor, row_image)
+                old = recorded.get(role)
+                if old is not None and Path(old.datadir).is_dir():
+                    started[role] = self._spawn(old, Path(old.datadir).parent, server)
+                else:
+                    started[role] = self._start(role, server, row_image)
             for role, (info, proc) in started.items():
                 self._wait_ready(info, proc, timeout)
                 servers[role] = info
@@ -191,18 +209,26 @@ class Sandbox:
         return info
 
     def down(self, timeout: float = 30.0, remove: bool = False) -> None:
-        """Stop the recorded servers (by pid: SIGTERM, then SIGKILL after timeout)."""
-        for role, server in self._load().items():
+        """Stop the recorded servers (SIGTERM, then SIGKILL after timeout; only processes
+        whose command line names the recorded datadir). Their data stays unless remove."""
+        recorded = self._load()
+        for role, server in recorded.items():
             self._stop(server, timeout)
             log.info("sandbox %s (pid %d) stopped", role, server.pid)
+        if not remove:
+            return
         state = self.base_dir / STATE_FILE
         if state.exists():
             state.unlink()
-        if remove:
-            for role in self.roles:
-                shutil.rmtree(self.base_dir / role, ignore_errors=True)
+        for role in {*self.roles, *recorded}:
+            link = self.base_dir / role
+            if role in recorded:
+                shutil.rmtree(Path(recorded[role].datadir).parent, ignore_errors=True)
+            if link.is_symlink():
+                link.unlink()
+            shutil.rmtree(link, ignore_errors=True)
 
-    def restart(self, role: str, timeout: float = 60.0) -> ServerInfo:
+    def restart(self, role: str, timeout: float = 120.0) -> ServerInfo:
         """Start the recorded ``role`` again on its port and datadir, e.g. after it was
         killed (a running one is stopped first); records and returns its new pid."""
         servers = self._load()
@@ -210,9 +236,7 @@ class Sandbox:
             raise SandboxError(f"no {role} server recorded in {self.base_dir / STATE_FILE}")
         old = servers[role]
         self._stop(old, timeout)
-        binary, flavor = ((self._binary, detect_flavor(self._binary)) if self._binary
-                          else find_server_binary())
-        info, proc = self._spawn(old, Path(old.datadir).parent, binary, flavor)
+        info, proc = self._spawn(old, Path(old.datadir).parent, self.server_binary(servers))
         self._wait_ready(info, proc, timeout)
         self._save({role: info})
         log.info("sandbox %s restarted on port %d (pid %d)", role, info.port, info.pid)
@@ -225,13 +249,21 @@ class Sandbox:
                 for role, s in self._load().items()}
 
     def info(self) -> SandboxInfo | None:
-        """The running sandbox as recorded, or None when nothing is recorded."""
+        """The sandbox as recorded, or None when nothing is recorded."""
         servers = self._load()
         if not servers:
             return None
         config = self.base_dir / CONFIG_FILE
         return SandboxInfo(str(self.base_dir), servers,
                            str(config) if config.exists() else None)
+
+    def server_binary(self, recorded: dict[str, ServerInfo] | None = None) -> ServerBinary:
+        """The server this sandbox runs: the flavour asked for, else the recorded one."""
+        if self._server is None:
+            flavors = {s.flavor for s in (recorded or {}).values()}
+            flavor = self.flavor or (flavors.pop() if len(flavors) == 1 else None)
+            self._server = find_server(flavor)
+        return self._server
 
     # -- state --------------------------------------------------------------------------
 
@@ -250,7 +282,7 @@ class Sandbox:
         tmp.replace(path)
 
     def _healthy(self, server: ServerInfo) -> bool:
-        if not pid_alive(server.pid):
+        if not _is_server(server):
             return False
         try:
             pymysql.connect(**server.pymysql_kwargs(), connect_timeout=2).close()
@@ -260,25 +292,31 @@ class Sandbox:
 
     # -- servers ------------------------------------------------------------------------
 
-    def _start(self, role: str, binary: str, flavor: str,
+    def _start(self, role: str, server: ServerBinary,
                row_image: str) -> tuple[ServerInfo, subprocess.Popen]:
-        home = self.base_dir / role
-        datadir = home / "data"
-        if home.exists():
-            shutil.rmtree(home)
+        home = server.home_for(self.base_dir, role)
+        link = self.base_dir / role
+        for old in {home, link}:
+            if old.is_symlink():
+                old.unlink()
+            elif old.exists():
+                shutil.rmtree(old)
         home.mkdir(parents=True)
-        self._install(binary, flavor, datadir, home)
-        port = free_port()
+        if home != link:
+            link.symlink_to(home, target_is_directory=True)
+        datadir = home / "data"
+        install(server, datadir, home)
         info = ServerInfo(
-            role=role, flavor=flavor, host="127.0.0.1", port=port,
+            role=role, flavor=server.flavor, host="127.0.0.1", port=free_port(),
             socket=str(home / "mysqld.sock"), pid=0, datadir=str(datadir),
             error_log=str(home / "error.log"),
             row_image=row_image if role == "source" else None)
-        return self._spawn(info, home, binary, flavor)
+        return self._spawn(info, home, server)
 
-    def _spawn(self, info: ServerInfo, home: Path, binary: str,
-               flavor: str) -> tuple[ServerInfo, subprocess.Popen]:
-        args = [binary, "--no-defaults", *_server_args(info, home, flavor)]
+    def _spawn(self, info: ServerInfo, home: Path,
+               server: ServerBinary) -> tuple[ServerInfo, subprocess.Popen]:
+        args = server.command("--no-defaults", *server_args(server, info, home),
+                              *self.extra_args)
         log.debug("starting %s: %s", info.role, " ".join(args))
         with open(home / "stdout.log", "ab") as out:
             proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT,
@@ -287,30 +325,6 @@ class Sandbox:
                                     else None)
         _children[proc.pid] = proc
         return ServerInfo(**{**asdict(info), "pid": proc.pid}), proc
-
-    def _install(self, binary: str, flavor: str, datadir: Path, home: Path) -> None:
-        if flavor == "mariadb":
-            installer = shutil.which("mariadb-install-db") or shutil.which(
-                "mysql_install_db")
-            if not installer:
-                raise SandboxError("mariadb-install-db not found on PATH")
-            cmd = [installer, "--no-defaults", "--user=root", f"--datadir={datadir}",
-                   "--auth-root-authentication-method=normal", "--skip-test-db",
-                   "--skip-name-resolve", *_INNODB_ARGS]
-        else:
-            cmd = [binary, "--no-defaults", "--initialize-insecure", "--user=root",
-                   f"--datadir={datadir}", *_INNODB_ARGS]
-        for attempt in (1, 2):  # seen once: a failure under load that a retry cured
-            res = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-            (home / f"install-{attempt}.log").write_text(res.stdout + res.stderr)
-            if res.returncode == 0:
-                return
-            log.warning("installing %s failed (exit %d), see %s", datadir, res.returncode,
-                        home / f"install-{attempt}.log")
-            shutil.rmtree(datadir, ignore_errors=True)
-        if res.returncode != 0:
-            raise SandboxError(f"installing {datadir} failed (exit {res.returncode}):\n"
-                               + "\n".join((res.stdout + res.stderr).splitlines()[-20:]))
 
     def _wait_ready(self, info: ServerInfo, proc: subprocess.Popen, timeout: float) -> None:
         deadline = time.monotonic() + timeout
@@ -331,14 +345,14 @@ class Sandbox:
 
     @staticmethod
     def _stop(server: ServerInfo, timeout: float) -> None:
-        if not pid_alive(server.pid):
+        if not _is_server(server):
             _children.pop(server.pid, None)
             return
         os.kill(server.pid, signal.SIGTERM)
         deadline = time.monotonic() + timeout
         while pid_alive(server.pid) and time.monotonic() < deadline:
             time.sleep(0.05)
-        if pid_alive(server.pid):
+        if _is_server(server):
             log.warning("%s (pid %d) ignored SIGTERM; killing", server.role, server.pid)
             os.kill(server.pid, signal.SIGKILL)
         child = _children.pop(server.pid, None)
@@ -354,30 +368,6 @@ class Sandbox:
         path = self.base_dir / CONFIG_FILE
         path.write_text(render_config(servers["source"], servers["target"], self.base_dir))
         return str(path)
-
-
-_INNODB_ARGS = ("--innodb-buffer-pool-size=64M", "--innodb-log-file-size=48M")
-
-
-def _server_args(info: ServerInfo, home: Path, flavor: str) -> list[str]:
-    args = [
-        f"--datadir={info.datadir}", f"--socket={info.socket}", f"--port={info.port}",
-        "--bind-address=127.0.0.1", f"--pid-file={home / 'mysqld.pid'}",
-        f"--log-error={info.error_log}", "--user=root", "--skip-name-resolve",
-        *_INNODB_ARGS, "--innodb-flush-log-at-trx-commit=2",
-        "--character-set-server=utf8mb4", f"--server-id={SERVER_IDS[info.role]}",
-        "--max-connections=200",
-    ]
-    if flavor == "mysql":
-        args += ["--mysqlx=OFF", f"--tmpdir={home}"]
-    if info.role == "source":
-        args += ["--log-bin=binlog", "--binlog-format=ROW", "--binlog-row-metadata=FULL",
-                 f"--binlog-row-image={info.row_image}", "--sync-binlog=0"]
-        if flavor == "mysql":
-            args += ["--gtid-mode=ON", "--enforce-gtid-consistency=ON"]
-    elif flavor == "mysql":
-        args += ["--disable-log-bin"]
-    return args
 
 
 def _toml_str(value: str) -> str:

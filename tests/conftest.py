@@ -1,11 +1,15 @@
 """Shared fixtures for integration tests: real servers, started once per session.
 
-Default: local throwaway MariaDB/MySQL servers (applier.sandbox) in a temporary directory,
-a source (binlog_row_image=FULL, binlog_row_metadata=FULL) and a target. With
-APPLIER_TEST_SERVERS=docker and a reachable Docker engine, MySQL 8 containers
-(testcontainers) instead.
+Every integration test runs on both server flavours: the session fixture ``flavor`` is
+parametrised ('mysql': MySQL 9.7, 'mariadb': MariaDB 10.11) and everything that needs a
+server depends on it (select one with ``-k mysql`` or ``-k mariadb``, or
+APPLIER_TEST_FLAVORS=mariadb). Default: local throwaway servers (applier.sandbox) in a
+temporary directory, a source (binlog_row_image=FULL, binlog_row_metadata=FULL) and a
+target. With APPLIER_TEST_SERVERS=docker and a reachable Docker engine, containers
+(testcontainers: mysql:9.7, mariadb:10.11) instead.
 
 Fixtures:
+  flavor           session, parametrised: 'mysql' or 'mariadb'
   servers          session: SandboxInfo-like object with .source / .target (ServerInfo:
                    host, port, user, password, flavor, row_image; .server_config() gives
                    an applier.config.ServerConfig, .pymysql_kwargs() connection kwargs)
@@ -72,43 +76,56 @@ def _docker_wanted() -> bool:
         return False
 
 
-def _mysql_container(role: str, row_image: str = "FULL"):
+IMAGES = {"mysql": "mysql:9.7", "mariadb": "mariadb:10.11"}
+FLAVORS = tuple(f for f in os.environ.get("APPLIER_TEST_FLAVORS", "mysql,mariadb").split(",")
+                if f)
+
+
+def _container(flavor: str, role: str, row_image: str = "FULL"):
     from testcontainers.mysql import MySqlContainer
 
     args = ["--server-id=" + ("1" if role == "source" else "2")]
     if role == "source":
         args += ["--log-bin=binlog", "--binlog-format=ROW", "--binlog-row-metadata=FULL",
-                 f"--binlog-row-image={row_image}", "--gtid-mode=ON",
-                 "--enforce-gtid-consistency=ON"]
-    container = MySqlContainer("mysql:8.0", username="root", password="test",
+                 f"--binlog-row-image={row_image}"]
+        if flavor == "mysql":
+            args += ["--gtid-mode=ON", "--enforce-gtid-consistency=ON"]
+    container = MySqlContainer(IMAGES[flavor], username="root", password="test",
                                root_password="test").with_command(" ".join(args))
     container.start()
-    info = ServerInfo(role=role, flavor="mysql", host=container.get_container_host_ip(),
+    info = ServerInfo(role=role, flavor=flavor, host=container.get_container_host_ip(),
                       port=int(container.get_exposed_port(3306)), socket="", pid=0,
                       datadir="", error_log="", user="root", password="test",
                       row_image=row_image if role == "source" else None)
     return container, info
 
 
+@pytest.fixture(scope="session", params=FLAVORS)
+def flavor(request) -> str:
+    return request.param
+
+
 @pytest.fixture(scope="session")
-def servers(tmp_path_factory):
+def servers(flavor, tmp_path_factory):
     if _docker_wanted():
-        (cs, source), (ct, target) = _mysql_container("source"), _mysql_container("target")
+        (cs, source), (ct, target) = (_container(flavor, "source"),
+                                      _container(flavor, "target"))
         try:
             yield SandboxInfo("", {"source": source, "target": target})
         finally:
             cs.stop()
             ct.stop()
         return
-    sandbox = Sandbox(tmp_path_factory.mktemp("sandbox"), die_with_parent=True)
+    sandbox = Sandbox(tmp_path_factory.mktemp(f"sandbox-{flavor}"), flavor=flavor,
+                      die_with_parent=True)
     try:
         yield sandbox.up(row_image="FULL")
     finally:
-        sandbox.down()
+        sandbox.down(remove=True)
 
 
 @pytest.fixture(scope="session")
-def source_for_image(servers, tmp_path_factory):
+def source_for_image(flavor, servers, tmp_path_factory):
     started: dict[str, ServerInfo] = {"FULL": servers.source}
     cleanups = []
 
@@ -116,13 +133,13 @@ def source_for_image(servers, tmp_path_factory):
         key = row_image.upper()
         if key not in started:
             if _docker_wanted():
-                container, info = _mysql_container("source", key)
+                container, info = _container(flavor, "source", key)
                 cleanups.append(container.stop)
             else:
-                sandbox = Sandbox(tmp_path_factory.mktemp(f"source-{key.lower()}"),
-                                  roles=("source",), die_with_parent=True)
+                sandbox = Sandbox(tmp_path_factory.mktemp(f"source-{flavor}-{key.lower()}"),
+                                  roles=("source",), flavor=flavor, die_with_parent=True)
                 info = sandbox.up(row_image=key).source
-                cleanups.append(sandbox.down)
+                cleanups.append(lambda sandbox=sandbox: sandbox.down(remove=True))
             started[key] = info
         return started[key]
 

@@ -28,9 +28,9 @@ GRANTS = {"source": "REPLICATION SLAVE, REPLICATION CLIENT, SELECT",
 # -- helpers shared with test_reconnect ---------------------------------------------------
 
 
-def start_sandbox(base: Path) -> tuple[Sandbox, SandboxInfo]:
+def start_sandbox(base: Path, flavor: str) -> tuple[Sandbox, SandboxInfo]:
     """A source and a target of our own, each with a password-protected applier user."""
-    sandbox = Sandbox(base)
+    sandbox = Sandbox(base, flavor=flavor, die_with_parent=True)
     box = sandbox.up(row_image="FULL")
     for role, server in box.servers.items():
         conn = pymysql.connect(**server.pymysql_kwargs(), autocommit=True)

@@ -28,12 +28,12 @@ _server_ids = iter(range(7300, 7400))
 
 
 @pytest.fixture(scope="module")
-def sandbox(tmp_path_factory):
-    sandbox, _ = start_sandbox(tmp_path_factory.mktemp("reconnect-sandbox"))
+def sandbox(flavor, tmp_path_factory):
+    sandbox, _ = start_sandbox(tmp_path_factory.mktemp(f"reconnect-{flavor}"), flavor)
     try:
         yield sandbox
     finally:
-        sandbox.down()
+        sandbox.down(remove=True)
 
 
 @pytest.fixture

@@ -55,8 +55,16 @@ def test_config_file_matches_the_config_fields(servers):
     assert cfg.source.port == servers.source.port and cfg.replication.server_id == 4242
 
 
-def test_up_is_idempotent_and_down_works_from_another_process(tmp_path):
-    sandbox = Sandbox(tmp_path / "sb", roles=("source",))
+def test_session_servers_have_the_flavour_asked_for(servers, flavor):
+    version = _vars(servers.source, "version")[0].lower()
+    assert ("mariadb" in version) == (flavor == "mariadb")
+    if flavor == "mysql":
+        assert version.startswith("9.7")
+    assert servers.source.flavor == servers.target.flavor == flavor
+
+
+def test_up_is_idempotent_and_down_works_from_another_process(tmp_path, flavor):
+    sandbox = Sandbox(tmp_path / "sb", roles=("source",), flavor=flavor)
     info = sandbox.up(row_image="minimal")
     assert info.config_path is None and set(info.servers) == {"source"}
     assert _vars(info.source, "binlog_row_image")[0] == "MINIMAL"
@@ -69,9 +77,55 @@ def test_up_is_idempotent_and_down_works_from_another_process(tmp_path):
             f"Sandbox({str(tmp_path / 'sb')!r}).down()")
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60,
                    cwd=Path(__file__).resolve().parents[2])
-    sandbox.down()  # reaps our child; a second down is harmless
+    sandbox.down(remove=True)  # reaps our child; a second down is harmless
     assert not pid_alive(info.source.pid)
     assert sandbox.status() == {} and sandbox.info() is None
+
+
+def test_down_then_up_keeps_the_data_and_the_ports(tmp_path, flavor):
+    sandbox = Sandbox(tmp_path / "sb", roles=("source",), flavor=flavor)
+    first = sandbox.up().source
+    try:
+        conn = pymysql.connect(**first.pymysql_kwargs(), autocommit=True)
+        with conn.cursor() as cur:
+            cur.execute("CREATE DATABASE kept")
+        conn.close()
+        sandbox.down()
+        assert not pid_alive(first.pid)
+        assert sandbox.status()["source"]["running"] is False
+        second = Sandbox(tmp_path / "sb", roles=("source",)).up().source
+        assert (second.port, second.datadir) == (first.port, first.datadir)
+        assert second.flavor == flavor
+        conn = pymysql.connect(**second.pymysql_kwargs())
+        with conn.cursor() as cur:
+            assert cur.execute("SHOW DATABASES LIKE 'kept'") == 1
+        conn.close()
+        fresh = Sandbox(tmp_path / "sb", roles=("source",)).up(fresh=True).source
+        conn = pymysql.connect(**fresh.pymysql_kwargs())
+        with conn.cursor() as cur:
+            assert cur.execute("SHOW DATABASES LIKE 'kept'") == 0
+        conn.close()
+    finally:
+        sandbox.down(remove=True)
+
+
+def test_down_signals_only_its_own_server(tmp_path, flavor):
+    """A recorded pid that now belongs to another process is left alone."""
+    sandbox = Sandbox(tmp_path / "sb", roles=("source",), flavor=flavor)
+    info = sandbox.up().source
+    sandbox.down()
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        state = tmp_path / "sb" / "sandbox.json"
+        state.write_text(state.read_text().replace(f'"pid": {info.pid}',
+                                                   f'"pid": {other.pid}'))
+        sandbox.down()
+        assert other.poll() is None, "down signalled a process that is not its server"
+        assert sandbox.status()["source"]["running"] is False
+    finally:
+        other.kill()
+        other.wait()
+        sandbox.down(remove=True)
 
 
 def test_bad_row_image_is_refused(tmp_path):

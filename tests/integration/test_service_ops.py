@@ -31,12 +31,12 @@ _server_ids = iter(range(7100, 7200))
 
 
 @pytest.fixture(scope="module")
-def box(tmp_path_factory):
-    sandbox, info = start_sandbox(tmp_path_factory.mktemp("ops-sandbox"))
+def box(flavor, tmp_path_factory):
+    sandbox, info = start_sandbox(tmp_path_factory.mktemp(f"ops-{flavor}"), flavor)
     try:
         yield info
     finally:
-        sandbox.down()
+        sandbox.down(remove=True)
 
 
 @pytest.fixture
