@@ -54,7 +54,7 @@ from pymysqlreplication.row_event import (
     WriteRowsEvent,
 )
 
-from applier import charsets, rowimage, types
+from applier import charsets, libquery, rowimage, types
 from applier.config import Config, ServerConfig
 from applier.errors import ConnectError, ReplicationStopped, TransientError
 from applier.events import Position, RowChange, Statement, Transaction
@@ -63,7 +63,7 @@ log = logging.getLogger(__name__)
 
 TableFilter = Callable[[str, str], bool]
 
-_EVENTS = [QueryEvent, XidEvent, GtidEvent, MariadbGtidEvent, RotateEvent, TableMapEvent,
+_EVENTS = [libquery.install(), XidEvent, GtidEvent, MariadbGtidEvent, RotateEvent, TableMapEvent,
            WriteRowsEvent, UpdateRowsEvent, DeleteRowsEvent, PartialUpdateRowsEvent,
            FormatDescriptionEvent, HeartbeatLogEvent, XAPrepareEvent]
 _MARIADB_GTID = re.compile(r"^\s*\d+-\d+-\d+(\s*,\s*\d+-\d+-\d+)*\s*$")
