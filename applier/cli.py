@@ -195,11 +195,13 @@ def sandbox_status(base_dir: str) -> None:
 
 @sandbox.command("demo")
 @SANDBOX_DIR
-def sandbox_demo(base_dir: str) -> None:
+@click.option("--flavor", type=click.Choice(["mysql", "mariadb"]), default=None,
+              help="Server flavour (default: as recorded, else the installed one).")
+def sandbox_demo(base_dir: str, flavor: str | None) -> None:
     """Start the sandbox, create differing tables, run a workload, catch up, show results."""
     from applier.demo import run_demo
 
-    sys.exit(run_demo(base_dir))
+    sys.exit(_sandbox_call(lambda: run_demo(base_dir, flavor)))
 
 
 if __name__ == "__main__":

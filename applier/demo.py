@@ -69,8 +69,8 @@ def _show(conn, label: str, sql: str) -> None:
             click.echo("  " + " | ".join(str(v) for v in row))
 
 
-def run_demo(base_dir: str) -> int:
-    info = Sandbox(base_dir).up()
+def run_demo(base_dir: str, flavor: str | None = None) -> int:
+    info = Sandbox(base_dir, flavor=flavor).up()
     click.echo(f"sandbox: source 127.0.0.1:{info.source.port}, "
                f"target 127.0.0.1:{info.target.port} ({info.config_path})")
     cfg0 = load_config(info.config_path)

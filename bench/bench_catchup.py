@@ -57,8 +57,9 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=240000, help="rows inserted (then updated "
                     "and deleted in part: about 1.35x as many row changes)")
     ap.add_argument("--dir", default="/tmp/bench-catchup")
+    ap.add_argument("--flavor", choices=["mysql", "mariadb"], default="mariadb")
     args = ap.parse_args()
-    info = Sandbox(Path(args.dir)).up()
+    info = Sandbox(Path(args.dir), flavor=args.flavor).up()
     try:
         src_cfg, tgt_cfg = info.source.server_config(), info.target.server_config()
         source, target = connect(src_cfg, autocommit=False), connect(tgt_cfg)
@@ -93,7 +94,7 @@ def main() -> None:
               f"exit status {int(status)}")
         print(f"target rows/sum {got} vs source {want}: {'equal' if got == want else 'DIFFER'}")
     finally:
-        Sandbox(Path(args.dir)).down()
+        Sandbox(Path(args.dir)).down(remove=True)
 
 
 if __name__ == "__main__":
