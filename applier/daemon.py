@@ -221,6 +221,9 @@ class Daemon:
                          self.live.seconds_behind_source)
             if self._stopping:
                 raise StopRequested()
+        if not self.until_caught_up:  # a stream that ends is an outage, not the end
+            raise TransientError("the source binlog stream ended; resume from the last "
+                                 "checkpoint")
         self.live.seconds_behind_source = 0
 
     def _heartbeat_period(self) -> float:

@@ -1,4 +1,4 @@
-"""The source's row-based binlog as whole transactions. The ONLY importer of pymysqlreplication.
+"""The source's row-based binlog as whole transactions. The replication protocol side.
 
 `BinlogSource` registers as a replica with `BinLogStreamReader`, which runs the protocol and
 parses table maps (with their optional metadata). Row images are NOT decoded by the
@@ -20,10 +20,15 @@ mysql-replication 1.0.17, asserted in tests/integration/test_exact_values.py):
     in the middle of a transaction: we forbid that and raise TransientError instead, so
     the applier resumes from its last committed checkpoint.
 
-Transactions: MariaDB opens one with a GTID event (FL_STANDALONE = a lone statement, e.g.
-DDL), MySQL with GTID + BEGIN; both end with XID (transactional engines) or a COMMIT
-query. A transaction whose rows were all filtered out is still yielded (empty changes) so
-the applier can advance its position.
+The library hides nothing from us (`applier.libevents`): every event reaches
+`applier.assembler`, which groups events into transactions, decodes compressed ones, and
+stops on any event it does not understand. A stream that ends is an outage: in blocking
+mode the end of the stream (the source shut down) raises TransientError, so the daemon
+reconnects and resumes from its last committed checkpoint.
+
+Modules: `applier.tablemap` (table map -> model), `applier.assembler` (transactions),
+`applier.libevents` (library objects for every event), `applier.payload` (compressed
+events, pure bytes), `applier.eventtypes` (names and lists of event types).
 """
 
 from __future__ import annotations
@@ -35,43 +40,21 @@ from dataclasses import dataclass
 
 import pymysql
 from pymysqlreplication import BinLogStreamReader
-from pymysqlreplication.constants import CHARSET as LIB_CHARSET
-from pymysqlreplication.event import (
-    FormatDescriptionEvent,
-    GtidEvent,
-    HeartbeatLogEvent,
-    MariadbGtidEvent,
-    QueryEvent,
-    RotateEvent,
-    XAPrepareEvent,
-    XidEvent,
-)
-from pymysqlreplication.row_event import (
-    DeleteRowsEvent,
-    PartialUpdateRowsEvent,
-    TableMapEvent,
-    UpdateRowsEvent,
-    WriteRowsEvent,
-)
 
-from applier import charsets, libquery, rowimage, types
+from applier import eventtypes, libevents, rowimage, types
+from applier.assembler import Assembler
 from applier.config import Config, ServerConfig
 from applier.errors import ConnectError, ReplicationStopped, TransientError
-from applier.events import Position, RowChange, Statement, Transaction
+from applier.events import Position, Transaction
 
 log = logging.getLogger(__name__)
 
 TableFilter = Callable[[str, str], bool]
 
-_EVENTS = [libquery.install(), XidEvent, GtidEvent, MariadbGtidEvent, RotateEvent, TableMapEvent,
-           WriteRowsEvent, UpdateRowsEvent, DeleteRowsEvent, PartialUpdateRowsEvent,
-           FormatDescriptionEvent, HeartbeatLogEvent, XAPrepareEvent]
 _MARIADB_GTID = re.compile(r"^\s*\d+-\d+-\d+(\s*,\s*\d+-\d+-\d+)*\s*$")
 _MYSQL_GTID = re.compile(r"^\s*[0-9a-fA-F]{8}-[0-9a-fA-F-]{27}:[\d:-]+(\s*,.*)?$", re.S)
 _FILE_POS = re.compile(r"^(?P<file>[^:\s]+):(?P<pos>\d+)$")
-_FL_STANDALONE = 0x01  # MariaDB GTID event flag: a lone statement, no COMMIT follows
 _CONNECT_CODES = {1045, 2002, 2003, 2005, 2006, 2013}
-_STRING_CODES = {15, 253, 254, 249, 250, 251, 252}
 
 
 @dataclass(frozen=True)
@@ -179,73 +162,6 @@ def resolve_start(cfg: ServerConfig, start: Position | str) -> StartPoint:
     raise ValueError(f"start {start!r} is not 'current', 'beginning', FILE:POS or a GTID set")
 
 
-# -- table maps -------------------------------------------------------------------------
-
-
-def _charset_name(collation_id: int | None, dbms: str) -> str | None:
-    if collation_id is None:
-        return None
-    coll = charsets.by_id(collation_id)
-    if coll is not None:
-        return coll.charset
-    lib = LIB_CHARSET.charset_by_id(collation_id, dbms)
-    return charsets.normalize(lib.name) if lib else None
-
-
-def _collation_ids(ev: TableMapEvent) -> list[int | None]:
-    """Per column: its collation id from the optional metadata (None when absent)."""
-    meta = ev.optional_metadata
-    chars = list(meta.charset_collation_list or [])
-    enums = list(meta.enum_and_set_collation_list or [])
-    out: list[int | None] = []
-    for col in ev.columns:
-        if TableMapEvent._is_character_column(col.type, dbms=ev.dbms):
-            out.append(chars.pop(0) if chars else None)
-        elif col.type in (rowimage.ENUM, rowimage.SET):
-            out.append(enums.pop(0) if enums else None)
-        else:
-            out.append(None)
-    return out
-
-
-def build_table(ev: TableMapEvent) -> tuple[types.SourceTable, list[rowimage.ColumnCodec]]:
-    """The shared SourceTable model and the row decoder's codecs from one table map."""
-    meta = ev.optional_metadata
-    signed_known = bool(meta.unsigned_column_list)
-    has_names = bool(meta.column_name_list)
-    collations = _collation_ids(ev)
-    columns, codecs = [], []
-    for i, col in enumerate(ev.columns):
-        code, metadata = types.metadata_of(col)
-        numeric = TableMapEvent._is_numeric_column(code)
-        unsigned = bool(meta.unsigned_column_list[i]) if signed_known and numeric else None
-        members = None
-        if code == rowimage.ENUM and col.enum_values:
-            members = tuple(col.enum_values[1:])
-        elif code == rowimage.SET and col.set_values:
-            members = tuple(col.set_values)
-        sql_type = types.source_type(code, metadata, unsigned=unsigned,
-                                     collation_id=collations[i], members=members)
-        nullable = bool(ev.null_bitmask[i >> 3] & (1 << (i & 7)))
-        columns.append(types.Column(i, col.name if has_names else None, sql_type,
-                                    nullable=nullable))
-        codecs.append(_codec(col, code, bool(unsigned),
-                             _charset_name(collations[i], ev.dbms)))
-    pk = tuple(meta.simple_primary_key_list or sorted(meta.primary_keys_with_prefix or {}))
-    table = types.SourceTable(ev.schema, ev.table, ev.table_id, tuple(columns), pk)
-    return table, codecs
-
-
-def _codec(col, code: int, unsigned: bool, charset: str | None) -> rowimage.ColumnCodec:
-    size = getattr(col, "size", 0) if code in (rowimage.ENUM, rowimage.SET) else 0
-    return rowimage.ColumnCodec(
-        type_code=code, unsigned=unsigned, max_length=getattr(col, "max_length", 0) or 0,
-        length_size=getattr(col, "length_size", 0) or size, fsp=getattr(col, "fsp", 0) or 0,
-        precision=getattr(col, "precision", 0) or 0, scale=getattr(col, "decimals", 0) or 0,
-        bits=getattr(col, "bits", 0) or 0,
-        charset=charset if code in _STRING_CODES else None)
-
-
 # -- the stream -------------------------------------------------------------------------
 
 
@@ -254,12 +170,14 @@ class BinlogSource:
 
     blocking=False stops at the end of what the source has now (``--until-caught-up``).
     table_filter(schema, table) -> bool drops rows of other tables (DDL statements are
-    always passed on: the applier decides)."""
+    always passed on: the applier decides). handled: the event types the assembler uses
+    (tests remove one to see it refused)."""
 
     def __init__(self, cfg: ServerConfig, server_id: int, start: Position | str = "current",
                  *, blocking: bool = True, table_filter: TableFilter | None = None,
                  heartbeat: float | None = None,
-                 on_heartbeat: Callable[[], None] | None = None):
+                 on_heartbeat: Callable[[], None] | None = None,
+                 handled: frozenset[int] = eventtypes.HANDLED):
         self.cfg = cfg
         self.server_id = server_id
         self.start = start
@@ -268,7 +186,8 @@ class BinlogSource:
         self.heartbeat = heartbeat  # seconds: the source sends a heartbeat when idle
         self.on_heartbeat = on_heartbeat  # called on each one (the daemon's watchdog ping)
         self.log_file: str | None = None  # the file being read (after rotations)
-        self._tables: dict[int, tuple[types.SourceTable, list[rowimage.ColumnCodec]]] = {}
+        self.handled = handled
+        self.tables: dict[int, tuple[types.SourceTable, list[rowimage.ColumnCodec]]] = {}
         self._stream: BinLogStreamReader | None = None
         self._stream_connections = 0
         self._received = False  # any event read: later failures are transient
@@ -297,21 +216,26 @@ class BinlogSource:
 
     def __iter__(self) -> Iterator[Transaction]:
         self._open()
-        assembler = _Assembler(self)
+        assembler = Assembler(self, self.handled)
         while True:
             event = self._next_event()
             if event is None:
-                if assembler.open:
-                    log.warning("stream ended inside a transaction at %s:%s; dropped",
-                                self.log_file, assembler.last_pos)
+                self._ended(assembler)
                 return
-            if isinstance(event, HeartbeatLogEvent):
-                if self.on_heartbeat is not None:
-                    self.on_heartbeat()
-                continue
-            txn = assembler.feed(event)
-            if txn is not None:
-                yield txn
+            yield from assembler.feed(event)
+
+    def _ended(self, assembler: Assembler) -> None:
+        """The source ended the stream: caught up (non-blocking), else an outage."""
+        where = f"{self.log_file}:{assembler.last_pos}"
+        if self.blocking:
+            raise TransientError(f"the source ended the binlog stream at {where} (shutting "
+                                 "down or restarting?); resume from the last checkpoint")
+        if assembler.open:
+            log.warning("stream ended inside a transaction at %s; not applied", where)
+
+    def library_context(self) -> tuple[dict, object]:
+        """The library's table map and control connection, to build events from bytes."""
+        return self._stream.table_map, self._stream._ctl_connection
 
     # -- internals ----------------------------------------------------------------------
 
@@ -324,7 +248,8 @@ class BinlogSource:
         self._stream = BinLogStreamReader(
             connection_settings=kwargs, server_id=self.server_id, blocking=self.blocking,
             resume_stream=True, log_file=sp.log_file, log_pos=sp.log_pos,
-            auto_position=sp.gtid_set, is_mariadb=sp.mariadb, only_events=_EVENTS,
+            auto_position=sp.gtid_set, is_mariadb=sp.mariadb,
+            only_events=libevents.ALL_EVENTS, filter_non_implemented_events=False,
             freeze_schema=False, enable_logging=False, slave_heartbeat=self.heartbeat,
             pymysql_wrapper=self._connect_once)
         log.info("reading the source binlog from %s (server_id %d, %s)",
@@ -360,91 +285,7 @@ class BinlogSource:
             raise TransientError(f"source binlog connection failed: {exc}") from exc
 
     def table(self, table_id: int):
-        return self._tables.get(table_id)
-
-
-class _Assembler:
-    """Groups events into Transactions (see the module docstring)."""
-
-    def __init__(self, source: BinlogSource):
-        self.src = source
-        self.open = False
-        self.standalone = False
-        self.gtid: str | None = None
-        self.changes: list[RowChange | Statement] = []
-        self.last_pos = 0
-
-    def feed(self, ev) -> Transaction | None:
-        self.last_pos = ev.packet.log_pos or self.last_pos
-        if isinstance(ev, RotateEvent):
-            self.src.log_file = ev.next_binlog
-            if ev.timestamp != 0:  # a real rotation: table ids may be reused
-                self.src._tables.clear()
-            return None
-        if isinstance(ev, TableMapEvent):
-            self.src._tables[ev.table_id] = build_table(ev)
-            return None
-        if isinstance(ev, MariadbGtidEvent | GtidEvent):
-            self._begin(ev.gtid, standalone=isinstance(ev, MariadbGtidEvent)
-                        and bool(ev.flags & _FL_STANDALONE))
-            self.open = isinstance(ev, MariadbGtidEvent) and not self.standalone
-            return None
-        if isinstance(ev, QueryEvent):
-            return self._query(ev)
-        if isinstance(ev, XidEvent):
-            return self._end(ev)
-        if isinstance(ev, WriteRowsEvent | UpdateRowsEvent | DeleteRowsEvent):
-            self._rows(ev)
-        elif isinstance(ev, XAPrepareEvent):
-            raise ReplicationStopped("XA transactions are not supported", 1837)
-        return None
-
-    def _begin(self, gtid: str | None, standalone: bool = False) -> None:
-        self.gtid, self.standalone, self.changes = gtid, standalone, []
-
-    def _query(self, ev: QueryEvent) -> Transaction | None:
-        sql = ev.query.strip()
-        word = sql.split(None, 1)[0].upper() if sql else ""
-        if word == "BEGIN":
-            self.open = True
-            return None
-        if word in ("COMMIT", "ROLLBACK") and self.open:
-            return self._end(ev)
-        schema = ev.schema.decode("utf-8", "replace") if isinstance(ev.schema, bytes) \
-            else ev.schema
-        self.changes.append(Statement(schema, sql))
-        if self.open:
-            return None
-        return self._end(ev)  # a lone statement (DDL) is its own transaction
-
-    def _rows(self, ev) -> None:
-        entry = self.src.table(ev.table_id)
-        if entry is None:
-            raise ReplicationStopped(
-                f"rows event for table id {ev.table_id} without a table map at "
-                f"{self.src.log_file}:{self.last_pos} (did the stream start inside a "
-                "transaction?)")
-        table, codecs = entry
-        self.open = True
-        flt = self.src.table_filter
-        if flt is not None and not flt(table.schema, table.table):
-            return
-        data = ev.packet.packet.get_all_data()
-        body = data[20:20 + ev.event_size]  # OK byte + 19-byte header; checksum excluded
-        try:
-            rb = rowimage.parse_rows_body(ev.event_type, body)
-            rows = rowimage.decode_rows(rb, codecs)
-        except rowimage.RowImageError as exc:
-            raise ReplicationStopped(f"cannot decode a row of '{table.qualified}' at "
-                                     f"{self.src.log_file}:{self.last_pos}: {exc}") from exc
-        self.changes.extend(RowChange(rb.kind, table, before, after)
-                            for before, after in rows)
-
-    def _end(self, ev) -> Transaction:
-        txn = Transaction(Position(self.src.log_file, ev.packet.log_pos, self.gtid),
-                          self.changes, timestamp=ev.timestamp)
-        self.open, self.standalone, self.gtid, self.changes = False, False, None, []
-        return txn
+        return self.tables.get(table_id)
 
 
 def library_rows(cfg: ServerConfig, server_id: int, start: Position, schema: str,
@@ -456,12 +297,15 @@ def library_rows(cfg: ServerConfig, server_id: int, start: Position, schema: str
     stream = BinLogStreamReader(
         connection_settings=dict(cfg.pymysql_kwargs()), server_id=server_id,
         blocking=False, resume_stream=True, log_file=start.log_file, log_pos=start.log_pos,
-        only_events=[WriteRowsEvent, UpdateRowsEvent, DeleteRowsEvent],
+        only_events=[libevents.WriteRowsEvent, libevents.UpdateRowsEvent,
+                     libevents.DeleteRowsEvent],
         only_schemas=[schema], only_tables=[table], enable_logging=False,
         ignore_decode_errors=ignore_decode_errors)
     out = []
     try:
         for ev in stream:
+            if getattr(ev, "unmapped", False):  # another table (only_tables): no table map
+                continue
             kind = rowimage.EVENT_KINDS[ev.event_type]
             for row in ev.rows:
                 out.append({"kind": kind,
