@@ -178,9 +178,9 @@ def with_checksum(raw: bytes, log_pos: int | None = None) -> bytes:
 
 def zlib_block(buf: bytes) -> bytes:
     """A MariaDB compressed block (see the module docstring) uncompressed."""
-    if not buf or buf[0] & 0xE0 != 0x80:  # high bit set, algorithm 0 (zlib)
+    if not buf or buf[0] & 0xF0 != 0x80:  # high bit set, algorithm (bits 4-6) 0: zlib
         raise PayloadError(f"not a zlib-compressed block (first byte "
-                           f"{buf[0] if buf else 'missing'!r})")
+                           f"{hex(buf[0]) if buf else 'missing'})")
     lenlen = buf[0] & 0x07
     if not 1 <= lenlen <= 4 or len(buf) < 1 + lenlen:
         raise PayloadError(f"bad length size {lenlen} in a compressed block")
