@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from applier import eventtypes as et
-from applier import payload, rowimage
+from applier import libquery, payload, rowimage
 from applier.errors import ReplicationStopped
 from applier.events import Position, RowChange, Statement, Transaction
 from applier.libevents import EventFactory
@@ -121,7 +121,7 @@ class Assembler:
             return [self._end(ev)]
         schema = ev.schema.decode("utf-8", "replace") if isinstance(ev.schema, bytes) \
             else ev.schema
-        self.changes.append(Statement(schema, sql))
+        self.changes.append(Statement(schema, sql, libquery.session_of(ev)))
         if self.open:
             return []
         return [self._end(ev)]  # a lone statement (DDL) is its own transaction

@@ -35,11 +35,24 @@ class RowChange:
 
 
 @dataclass(frozen=True)
+class QuerySession:
+    """The source session a QUERY event ran in (its status variables): how to read and
+    re-execute its text. Collation ids as the source numbers them; sql_mode as its bits."""
+
+    flavor: str = "mysql"  # the source's: 'mysql' or 'mariadb' (sql_mode bit 32 differs)
+    sql_mode: int | None = None
+    charset_client: int | None = None  # collation id of character_set_client
+    collation_connection: int | None = None
+    collation_server: int | None = None
+
+
+@dataclass(frozen=True)
 class Statement:
     """A QUERY event inside or outside a transaction (DDL or statement-based DML)."""
 
     schema: str
-    sql: str
+    sql: str  # decoded with the session's character_set_client
+    session: QuerySession | None = None
 
 
 @dataclass
