@@ -17,8 +17,9 @@ from collections import Counter
 import pymysql
 import pytest
 
-from applier.errors import ExitStatus
-from applier.source import source_status
+from applier import eventtypes
+from applier.errors import ExitStatus, ReplicationStopped
+from applier.source import BinlogSource, source_status
 
 pytestmark = pytest.mark.integration
 
@@ -121,3 +122,24 @@ def test_compressed_transaction_of_100k_rows(flavor, compress, replica):
     _catch_up_twice(replica)
     assert replica.live.totals.rows == 100000 + 33333
     _assert_exact(replica, "big")
+
+
+def test_a_compressed_event_left_out_of_the_handled_set_stops(flavor, compress, replica):
+    """Without its handler the compressed event is refused by name and position: it is
+    never passed over."""
+    replica.src("CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(50))")
+    replica.src(*compress, f"INSERT INTO t VALUES (1, '{'v' * 50}'), (2, '{'w' * 50}')")
+    code, name = ((eventtypes.TRANSACTION_PAYLOAD, "Transaction_payload") if flavor == "mysql"
+                  else (eventtypes.WRITE_COMPRESSED_V1, "Write_rows_compressed_v1"))
+    log_file, pos = replica.start.split(":")
+    conn = pymysql.connect(**replica.source_cfg.pymysql_kwargs())
+    with conn.cursor() as cur:
+        cur.execute(f"SHOW BINLOG EVENTS IN '{log_file}' FROM {pos}")
+        event = next(r for r in cur.fetchall() if r[2] == name)
+    conn.close()
+    with BinlogSource(replica.source_cfg, 4244, replica.start, blocking=False,
+                      handled=eventtypes.HANDLED - {code}) as src:
+        with pytest.raises(ReplicationStopped) as exc:
+            list(src)
+    assert (f"binlog event {eventtypes.describe(code)} at {event[0]}:{event[1]} is not "
+            "understood") in str(exc.value)
