@@ -1,7 +1,10 @@
 """Row lookup planning and statement building (WL#5092 find_row, on the target's own keys).
 
 Pure: plans and SQL text with arguments; never opens a connection. The SQL uses pymysql's
-%s placeholders.
+%s placeholders, so the text goes through %-formatting: every identifier in it is
+quoted with backticks (doubled inside) and its % signs doubled (`ident`), so that a table
+`m%n` or `t%` is never read as a format character. `quote` is the plain form for SQL run
+without arguments (DDL, USE).
 """
 
 from __future__ import annotations
@@ -21,11 +24,19 @@ LOOKUP_KINDS = (PRIMARY_KEY, UNIQUE_KEY, INDEX, TABLE_SCAN)
 
 
 def quote(name: str) -> str:
+    """A quoted identifier for SQL executed WITHOUT arguments (no %-formatting)."""
     return "`" + name.replace("`", "``") + "`"
 
 
+def ident(name: str) -> str:
+    """A quoted identifier for SQL executed WITH arguments: % doubled for pymysql's
+    %-formatting (which turns %% back into %)."""
+    return quote(name).replace("%", "%%")
+
+
 def qualified(schema: str, table: str) -> str:
-    return f"{quote(schema)}.{quote(table)}"
+    """db.table for SQL executed with arguments (see ident)."""
+    return f"{ident(schema)}.{ident(table)}"
 
 
 @dataclass(frozen=True)
@@ -100,10 +111,10 @@ def plan_lookup(target: TargetTable, available: Sequence[str]) -> LookupPlan:
 def where(plan: LookupPlan, values: dict[str, Any]) -> tuple[str, list[Any]]:
     """WHERE clause finding one row; NULL-safe comparisons (<=>) outside unique keys."""
     op = "=" if plan.unique else "<=>"
-    parts = [f"{quote(c)} {op} %s" for c in plan.columns]
+    parts = [f"{ident(c)} {op} %s" for c in plan.columns]
     args = [values[c] for c in plan.columns]
     for col, charset in plan.exact:
-        parts.append(f"BINARY {quote(col)} <=> BINARY CONVERT(%s USING {charset})")
+        parts.append(f"BINARY {ident(col)} <=> BINARY CONVERT(%s USING {charset})")
         args.append(values[col])
     return " AND ".join(parts), args
 
@@ -111,11 +122,11 @@ def where(plan: LookupPlan, values: dict[str, Any]) -> tuple[str, list[Any]]:
 def insert(schema: str, table: str, columns: Sequence[str], rows: int, *,
            upsert: bool = False) -> str:
     """Multi-row INSERT of `rows` rows; upsert overwrites an existing row (IDEMPOTENT)."""
-    cols = ", ".join(quote(c) for c in columns)
+    cols = ", ".join(ident(c) for c in columns)
     one = "(" + ", ".join(["%s"] * len(columns)) + ")"
     sql = f"INSERT INTO {qualified(schema, table)} ({cols}) VALUES " + ", ".join([one] * rows)
     if upsert and columns:
-        sets = ", ".join(f"{quote(c)} = VALUES({quote(c)})" for c in columns)
+        sets = ", ".join(f"{ident(c)} = VALUES({ident(c)})" for c in columns)
         sql += f" ON DUPLICATE KEY UPDATE {sets}"
     return sql
 
@@ -123,7 +134,7 @@ def insert(schema: str, table: str, columns: Sequence[str], rows: int, *,
 def update(schema: str, table: str, plan: LookupPlan, before: dict[str, Any],
            after: dict[str, Any]) -> tuple[str, list[Any]]:
     """UPDATE one row found by the plan; only the columns present in the after image."""
-    sets = ", ".join(f"{quote(c)} = %s" for c in after)
+    sets = ", ".join(f"{ident(c)} = %s" for c in after)
     cond, args = where(plan, before)
     sql = f"UPDATE {qualified(schema, table)} SET {sets} WHERE {cond}"
     if not plan.unique:
@@ -150,10 +161,10 @@ def delete_by_keys(schema: str, table: str, plan: LookupPlan,
     for image in befores:
         args.extend(image[c] for c in cols)
     if len(cols) == 1:
-        cond = f"{quote(cols[0])} IN (" + ", ".join(["%s"] * len(befores)) + ")"
+        cond = f"{ident(cols[0])} IN (" + ", ".join(["%s"] * len(befores)) + ")"
     else:
         one = "(" + ", ".join(["%s"] * len(cols)) + ")"
-        cond = ("(" + ", ".join(quote(c) for c in cols) + ") IN ("
+        cond = ("(" + ", ".join(ident(c) for c in cols) + ") IN ("
                 + ", ".join([one] * len(befores)) + ")")
     return f"DELETE FROM {qualified(schema, table)} WHERE {cond}", args
 
@@ -162,5 +173,5 @@ def select_keys(schema: str, table: str, plan: LookupPlan,
                 befores: Sequence[dict[str, Any]]) -> tuple[str, list[Any]]:
     """Which of these unique keys exist (to name the missing ones in an error)."""
     sql, args = delete_by_keys(schema, table, plan, befores)
-    cols = ", ".join(quote(c) for c in plan.columns)
+    cols = ", ".join(ident(c) for c in plan.columns)
     return sql.replace("DELETE FROM", f"SELECT {cols} FROM", 1), args

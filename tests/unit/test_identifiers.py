@@ -1,0 +1,44 @@
+"""Identifiers in built SQL: quoted, and never read as %-format characters."""
+
+import pytest
+
+from applier import lookup
+from applier.lookup import LookupPlan, quote
+from applier.sqltext import QUOTED, tokenize
+
+NAMES = ["t%", "m%%n", "m%n", "%s", "%(x)s", "a_b", "back`tick", "quo'te", 'dq"x',
+         "new\nline", "café", "日本", "emoji😀", "sp ace", "100%"]
+
+
+def _formatted(sql: str, args) -> str:
+    """What pymysql sends: the text %-formatted with one escaped literal per argument."""
+    return sql % tuple("'?'" for _ in args)
+
+
+def _idents(sql: str) -> list[str]:
+    return [t.text for t in tokenize(sql) if t.kind == QUOTED]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_statement_keeps_its_identifiers(name):
+    plan = LookupPlan(lookup.PRIMARY_KEY, "PRIMARY", (name,))
+    scan = LookupPlan(lookup.TABLE_SCAN, None, (name,), ((name, "utf8mb4"),))
+    image = {name: 1}
+    built = [
+        (lookup.insert(name, name, [name], 2), [1, 2]),
+        (lookup.insert(name, name, [name], 1, upsert=True), [1]),
+        lookup.update(name, name, plan, image, image),
+        lookup.update(name, name, scan, image, image),
+        lookup.delete(name, name, scan, image),
+        lookup.delete_by_keys(name, name, plan, [image, image]),
+        lookup.select_keys(name, name, plan, [image]),
+    ]
+    for sql, args in built:
+        sent = _formatted(sql, args)
+        assert set(_idents(sent)) == {name}, sent
+        assert quote(name) in sent
+
+
+def test_quote_is_the_plain_form():
+    assert quote("m%n") == "`m%n`" and quote("a`b") == "`a``b`"
+    assert lookup.ident("m%n") == "`m%%n`"
