@@ -31,8 +31,10 @@ class ServerConfig:
     ssl_key: str | None = None
 
     def pymysql_kwargs(self) -> dict:
+        """Connection arguments; the password as UTF-8 bytes (pymysql would encode a str
+        as latin1: 'é' would not match and an emoji would not even encode)."""
         kw = {"host": self.host, "port": self.port, "user": self.user,
-              "password": self.password}
+              "password": self.password.encode("utf-8", "surrogateescape")}
         ssl = {k: v for k, v in (("ca", self.ssl_ca), ("cert", self.ssl_cert),
                                  ("key", self.ssl_key)) if v}
         if ssl:
