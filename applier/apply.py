@@ -15,18 +15,19 @@ from dataclasses import dataclass, field
 from applier import lookup
 from applier.checkpoint import Checkpoint
 from applier.conversions import Mode
+from applier.ddl import StatementApplier
 from applier.errors import ReplicationStopped, RowNotFound
 from applier.events import RowChange, Statement, Transaction
 from applier.mapping import TableMapping, build_mapping
 from applier.schema import SchemaCache
-from applier.statements import DDL, DML, classify_statement
-from applier.target import error_code, translate
+from applier.target import PacketTooLarge, check_packet, error_code, max_packet, translate
 from applier.types import STRING, SourceTable
 
 log = logging.getLogger(__name__)
 BATCH_ROWS = 1000
-# DDL errors meaning "already so on the target" (a pre-created replica table, or a replay).
-DDL_ALREADY = {1007, 1008, 1050, 1051, 1060, 1061, 1091, 1146}
+# errors after which the target's definitions are read again and the transaction retried
+# once: a table or column changed on the target since it was read
+_STALE = {1054, 1146}
 
 
 @dataclass
@@ -43,6 +44,7 @@ class Options:
     idempotent: bool = False
     ddl: str = "apply"
     accept: Callable[[str, str], bool] = lambda s, t: True
+    accept_db: Callable[[str], bool] = lambda db: True  # CREATE/ALTER/DROP DATABASE
 
 
 class TransactionApplier:
@@ -56,6 +58,10 @@ class TransactionApplier:
         # lookup plans per table, by the set of before-image columns; dropped with the mapping
         self._plans: dict[tuple[str, str], dict[frozenset, lookup.LookupPlan]] = {}
         self.lookups: Counter = Counter()  # lookups by kind of the last transaction applied
+        self.statements = StatementApplier(conn, checkpoint, options.accept,
+                                           options.accept_db, options.ddl)
+        self.max_packet = max_packet(conn)
+        self._doing = ""  # what is being applied, for error messages
 
     # -- planning ---------------------------------------------------------------------
     def mapping(self, table: SourceTable) -> TableMapping:
@@ -87,9 +93,29 @@ class TransactionApplier:
         self._mappings.clear()
         self._plans.clear()
 
+    def _refresh(self, *, force: bool = False) -> bool:
+        """Forget the plans of target tables whose definition changed; True if any."""
+        changed = self.schemas.changed(force=force)
+        for key in changed:
+            log.info("target table %s.%s changed: its definition is read again", *key)
+            self._mappings.pop(key, None)
+            self._plans.pop(key, None)
+        return bool(changed)
+
     # -- applying -----------------------------------------------------------------------
     def apply(self, txn: Transaction) -> int:
-        """Apply the transaction and its checkpoint in one target transaction."""
+        """Apply the transaction and its checkpoint in one target transaction. A target
+        table that changed meanwhile is read again first (and once more, with a retry,
+        when the server says a table or column is not there)."""
+        self._refresh()
+        try:
+            return self._apply(txn)
+        except ReplicationStopped as exc:
+            if exc.code not in _STALE or not self._refresh(force=True):
+                raise
+        return self._apply(txn)
+
+    def _apply(self, txn: Transaction) -> int:
         rows = [c for c in txn.changes if isinstance(c, RowChange)]
         tables = {id(c.table): c.table for c in rows}  # one table map object per table
         for table in tables.values():  # a refused conversion stops before any row is written
@@ -100,7 +126,9 @@ class TransactionApplier:
             with self.conn.cursor() as cur:
                 for group in _groups(txn.changes):
                     if isinstance(group, Statement):
-                        self._statement(cur, group, txn)
+                        self._doing = "The statement"
+                        if self.statements.apply(cur, group, txn.end):
+                            self.forget_plans()
                     else:
                         applied += self._rows(cur, group, txn)
                 self.checkpoint.save(cur, txn.end, self.totals.transactions + 1,
@@ -109,7 +137,7 @@ class TransactionApplier:
         except BaseException as exc:
             self._rollback()
             if isinstance(exc, Exception) and not isinstance(exc, ReplicationStopped):
-                new = translate(exc, f"{txn.end}")
+                new = translate(exc, f"{txn.end}", self._doing)
                 if new is not exc:
                     raise new from exc
             raise
@@ -124,44 +152,11 @@ class TransactionApplier:
         except Exception:  # connection already gone: the server rolls back itself
             log.debug("rollback failed", exc_info=True)
 
-    def _statement(self, cur, stmt: Statement, txn: Transaction) -> None:
-        info = classify_statement(stmt.sql, stmt.schema)
-        if info.kind == DML:
-            raise ReplicationStopped(
-                f"Statement-based DML at {txn.end} cannot be applied to a target whose "
-                f"tables differ ({stmt.sql[:80]!r}) — set binlog_format=ROW on the source",
-                code=1666)
-        if info.kind != DDL or self.opt.ddl != "apply":
-            log.debug("ignored statement at %s: %.80s", txn.end, stmt.sql)
-            return
-        if not any(self._accepts(s, t) for s, t in info.tables):
-            return
-        self.conn.commit()  # DDL commits implicitly; keep the rows before it apart
-        try:
-            if stmt.schema:
-                cur.execute("SET @applier_db = DATABASE()")
-                try:
-                    cur.execute(f"USE {lookup.quote(stmt.schema)}")
-                except Exception as exc:
-                    if error_code(exc) != 1049:
-                        raise
-            cur.execute(stmt.sql)
-            log.info("applied DDL at %s: %.120s", txn.end, stmt.sql)
-        except Exception as exc:
-            if error_code(exc) not in DDL_ALREADY:
-                raise
-            log.warning("DDL at %s already in effect on the target (%s): %.120s",
-                        txn.end, exc.args[-1], stmt.sql)
-        self.forget_plans()
-
-    def _accepts(self, schema: str, table: str) -> bool:
-        if table:
-            return self.opt.accept(schema, table)
-        return True  # database-level statements: applied, tables inside are filtered
-
     def _rows(self, cur, group: list[RowChange], txn: Transaction) -> int:
         kind = group[0].kind
         mapping = self.mapping(group[0].table)
+        event = {"insert": "Write_rows", "delete": "Delete_rows"}.get(kind, "Update_rows")
+        self._doing = f"{event} event on table {mapping.target.qualified}"
         if kind == "insert":
             return self._inserts(cur, mapping, group, txn)
         if kind == "delete":
@@ -180,21 +175,36 @@ class TransactionApplier:
             while (end < len(images) and end - start < BATCH_ROWS
                    and images[end].keys() == keys):
                 end += 1
-            cols = list(keys)
-            batch = images[start:end]
-            args = [v for image in batch for v in image.values()]
-            sql = lookup.insert(t.schema, t.table, cols, len(batch))
-            if self.opt.idempotent:
-                self._insert_idempotent(cur, sql, args, t, cols, batch, txn)
-            else:
-                cur.execute(sql, args)
+            self._insert_rows(cur, t, list(keys), images[start:end], txn)
             start = end
         return len(images)
 
-    def _insert_idempotent(self, cur, sql, args, t, cols, batch, txn) -> None:
+    def _insert_rows(self, cur, t, cols, batch, txn) -> None:
+        """One multi-row INSERT; halved while it exceeds the target's max_allowed_packet."""
+        args = [v for image in batch for v in image.values()]
+        query = cur.mogrify(lookup.insert(t.schema, t.table, cols, len(batch)), args)
+        if not check_packet(query, self.conn.encoding, self.max_packet) and len(batch) > 1:
+            half = len(batch) // 2
+            self._insert_rows(cur, t, cols, batch[:half], txn)
+            self._insert_rows(cur, t, cols, batch[half:], txn)
+        elif self.opt.idempotent:
+            self._insert_idempotent(cur, query, t, cols, batch, txn)
+        else:
+            self._exec(cur, query, None, txn)
+
+    def _exec(self, cur, sql: str, args, txn) -> int:
+        """Execute with pymysql's %-formatting done here, refusing (1153) a statement the
+        target's max_allowed_packet cannot take instead of losing the connection."""
+        query = sql if args is None else cur.mogrify(sql, args)
+        if not check_packet(query, self.conn.encoding, self.max_packet):
+            size = len(query.encode(self.conn.encoding, "surrogateescape")) + 1
+            raise PacketTooLarge(self._doing, size, self.max_packet, str(txn.end))
+        return cur.execute(query)
+
+    def _insert_idempotent(self, cur, query, t, cols, batch, txn) -> None:
         cur.execute("SAVEPOINT applier_batch")
         try:
-            cur.execute(sql, args)
+            self._exec(cur, query, None, txn)
             return
         except Exception as exc:
             if error_code(exc) != 1062:
@@ -202,7 +212,7 @@ class TransactionApplier:
             cur.execute("ROLLBACK TO SAVEPOINT applier_batch")
         upsert = lookup.insert(t.schema, t.table, cols, 1, upsert=True)
         for image in batch:
-            if cur.execute(upsert, list(image.values())) == 2:
+            if self._exec(cur, upsert, list(image.values()), txn) == 2:
                 log.warning("IDEMPOTENT: duplicate key on %s at %s overwritten (1062): %s",
                             t.qualified, txn.end, _show(image))
 
@@ -215,7 +225,7 @@ class TransactionApplier:
             return
         t = mapping.target
         sql, args = lookup.update(t.schema, t.table, plan, before, after)
-        if cur.execute(sql, args) == 0:
+        if self._exec(cur, sql, args, txn) == 0:
             self._missing(t, plan, before, txn, "Update_rows")
 
     def _deletes(self, cur, mapping, group, txn) -> int:
@@ -228,18 +238,18 @@ class TransactionApplier:
             for i in range(0, len(befores), BATCH_ROWS):
                 batch = befores[i:i + BATCH_ROWS]
                 sql, args = lookup.delete_by_keys(t.schema, t.table, plans[0], batch)
-                if cur.execute(sql, args) != len(batch):
+                if self._exec(cur, sql, args, txn) != len(batch):
                     self._missing_keys(cur, t, plans[0], batch, txn)
             return len(befores)
         for plan, before in zip(plans, befores, strict=True):
             sql, args = lookup.delete(t.schema, t.table, plan, before)
-            if cur.execute(sql, args) == 0:
+            if self._exec(cur, sql, args, txn) == 0:
                 self._missing(t, plan, before, txn, "Delete_rows")
         return len(befores)
 
     def _missing_keys(self, cur, t, plan, batch, txn) -> None:
         sql, args = lookup.select_keys(t.schema, t.table, plan, batch)
-        cur.execute(sql, args)
+        self._exec(cur, sql, args, txn)
         found = {tuple(r) for r in cur.fetchall()}
         for image in batch:
             if tuple(image[c] for c in plan.columns) not in found:

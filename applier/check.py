@@ -1,5 +1,10 @@
 """Preflight: every table the filters select, each column's conversion decision, the key the
-lookup would use, extra and missing columns, and the source's settings. Applies nothing."""
+lookup would use, extra and missing columns, and the source's settings. Applies nothing.
+
+Also what the strict apply session would refuse or leave out: a target-only NOT NULL
+column without a default stops every insert (1364, a problem); a target column that is
+generated is computed by the target and never written; a nullable source column mapped to
+a NOT NULL target column stops at the first NULL (1048) — each with its fix."""
 
 from __future__ import annotations
 
@@ -9,8 +14,8 @@ from applier.config import Config
 from applier.conversions import Decision, Mode, resolve_source
 from applier.errors import ApplierError
 from applier.filters import table_filter
-from applier.lookup import plan_lookup
-from applier.mapping import build_mapping
+from applier.lookup import plan_lookup, quote
+from applier.mapping import TableMapping, build_mapping, needs_value
 from applier.schema import list_tables, read_table
 from applier.source import read_settings
 from applier.target import connect
@@ -29,6 +34,7 @@ class TableReport:
     missing_on_target: list[str] = field(default_factory=list)
     lookup: str | None = None
     problem: str | None = None
+    notes: list[str] = field(default_factory=list)  # what the apply leaves out or may stop on
 
 
 def as_source_table(t: TargetTable) -> SourceTable:
@@ -79,13 +85,42 @@ def check_table(src_def: TargetTable, target: TargetTable | None, mode: Mode,
             rep.ok = False
     rep.extra_on_target = [c.name for c in mapping.extra_target]
     rep.missing_on_target = [c.name for c in mapping.missing_on_target]
+    _strict_findings(rep, mapping)
     bi = _before_image_columns(src, src_def, row_image)
     names = [mapping.by_index[i].target.name for i in bi if i in mapping.by_index]
     try:
         rep.lookup = plan_lookup(target, names).describe()
     except ApplierError as exc:
-        rep.ok, rep.problem = False, str(exc)
+        _problem(rep, str(exc))
     return rep
+
+
+def _problem(rep: TableReport, text: str) -> None:
+    rep.ok = False
+    rep.problem = f"{rep.problem}; {text}" if rep.problem else text
+
+
+def _strict_findings(rep: TableReport, mapping: TableMapping) -> None:
+    t = mapping.target
+    name = f"{quote(t.schema)}.{quote(t.table)}"
+    for col in mapping.extra_target:
+        if needs_value(col):
+            _problem(rep, f"target-only column {col.name} is NOT NULL without a default: "
+                          f"every insert stops (1364) — ALTER TABLE {name} ALTER COLUMN "
+                          f"{quote(col.name)} SET DEFAULT <value>, or make it NULL")
+    for scol in mapping.generated_on_target:
+        tcol = t.column(scol.name) if scol.name else None
+        tname = tcol.name if tcol is not None else scol.name
+        rep.notes.append(
+            f"target column {tname} is generated: the target computes it and the source's "
+            f"values for {scol.name} are not written — if it must hold them, make it a "
+            f"plain column: ALTER TABLE {name} MODIFY {quote(tname or '')} <type>")
+    for p in mapping.pairs:
+        if p.source.nullable and not p.target.nullable:
+            rep.notes.append(
+                f"source column {p.source.name} is nullable, target column {p.target.name} "
+                f"is NOT NULL: a NULL stops replication (1048) — ALTER TABLE {name} MODIFY "
+                f"{quote(p.target.name)} {p.target.type.sql()} NULL")
 
 
 def run_check(cfg: Config) -> dict:
@@ -141,4 +176,5 @@ def format_check(result: dict) -> str:
             lines.append(f"  missing on target (dropped): {', '.join(t['missing_on_target'])}")
         if t["lookup"]:
             lines.append(f"  lookup: {t['lookup']}")
+        lines += [f"  note: {n}" for n in t.get("notes", [])]
     return "\n".join(lines)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from applier.errors import ConfigError
 from applier.events import Position
-from applier.lookup import qualified
+from applier.lookup import qualified, quote
 
 
 @dataclass(frozen=True)
@@ -28,14 +28,15 @@ class Checkpoint:
                               f"got {table!r}")
         self.schema, self.table = table.split(".")
         self.server_id = server_id
-        self.name = qualified(self.schema, self.table)
+        self.name = qualified(self.schema, self.table)  # in SQL run with arguments
+        self._plain = f"{quote(self.schema)}.{quote(self.table)}"  # ... and without
 
     def ensure(self, conn) -> None:
         """Create the schema and table when missing (autocommitted DDL, at start-up)."""
         with conn.cursor() as cur:
-            cur.execute(f"CREATE DATABASE IF NOT EXISTS `{self.schema}`")
+            cur.execute(f"CREATE DATABASE IF NOT EXISTS {quote(self.schema)}")
             cur.execute(
-                f"CREATE TABLE IF NOT EXISTS {self.name} ("
+                f"CREATE TABLE IF NOT EXISTS {self._plain} ("
                 " server_id INT UNSIGNED NOT NULL PRIMARY KEY,"
                 " source_log_file VARCHAR(255) NOT NULL,"
                 " source_log_pos BIGINT UNSIGNED NOT NULL,"
@@ -77,3 +78,30 @@ class Checkpoint:
             " rows_applied = VALUES(rows_applied), updated_at = VALUES(updated_at)",
             (self.server_id, position.log_file, position.log_pos, position.gtid,
              transactions, rows))
+
+    def record_start(self, conn, position: Position | None) -> Saved | None:
+        """At a start with no checkpoint yet: record where replication starts (``start``
+        resolved to a file and position, e.g. the source's position *now* for "current"),
+        so that a stop before the first transaction resumes there, not at a later
+        "current". None when the start is a GTID set (already an absolute point)."""
+        if position is None:
+            return None
+        with conn.cursor() as cur:
+            cur.execute(
+                f"INSERT IGNORE INTO {self.name} (server_id, source_log_file, source_log_pos,"
+                " gtid, transactions_applied, rows_applied, updated_at)"
+                " VALUES (%s, %s, %s, %s, 0, 0, CURRENT_TIMESTAMP(6))",
+                (self.server_id, position.log_file, position.log_pos, position.gtid))
+        conn.commit()
+        return self.load(conn)
+
+
+def starting_position(source_cfg, start: str) -> Position | None:
+    """``[replication] start`` as an absolute position on the source now: "current" is the
+    source's position at this moment, "beginning" its first binlog; None for a GTID set."""
+    from applier.source import resolve_start  # the binlog library only where needed
+
+    point = resolve_start(source_cfg, start)
+    if point.log_file is None or point.log_pos is None:
+        return None
+    return Position(point.log_file, int(point.log_pos))

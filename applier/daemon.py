@@ -15,12 +15,12 @@ from tenacity import RetryCallState, Retrying, retry_if_exception_type
 
 from applier import service
 from applier.apply import Options, Totals, TransactionApplier
-from applier.checkpoint import Checkpoint
+from applier.checkpoint import Checkpoint, starting_position
 from applier.config import Config
 from applier.conversions import Mode
 from applier.errors import ApplierError, ConnectError, ExitStatus, TransientError
 from applier.events import Position, Transaction
-from applier.filters import table_filter
+from applier.filters import database_filter, table_filter
 from applier.lookup import LOOKUP_KINDS
 from applier.metrics import Metrics
 from applier.source import BinlogSource
@@ -113,7 +113,8 @@ class Daemon:
         self.options = Options(mode=Mode.parse(r.type_conversions),
                                column_mapping=r.column_mapping,
                                idempotent=r.exec_mode.upper() == "IDEMPOTENT", ddl=r.ddl,
-                               accept=table_filter(r.do_tables, r.ignore_tables))
+                               accept=table_filter(r.do_tables, r.ignore_tables),
+                               accept_db=database_filter(r.do_tables, r.ignore_tables))
 
     # -- signals ------------------------------------------------------------------------
     def _on_signal(self, signum, frame) -> None:
@@ -186,6 +187,9 @@ class Daemon:
         try:
             self.checkpoint.ensure(target)
             saved = self.checkpoint.load(target)
+            if saved is None:  # the first start: record where it starts, now
+                saved = self.checkpoint.record_start(target, starting_position(
+                    self.cfg.source, self.cfg.replication.start))
             if saved is not None:
                 self.live.position = saved.position
                 self.live.totals.transactions = saved.transactions_applied

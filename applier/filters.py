@@ -8,7 +8,14 @@ MySQL does on Linux with ``lower_case_table_names=0``.
 
 Rules: a table matching any ignore pattern is skipped (ignore wins; MySQL checks
 wild-do before wild-ignore, which makes an ignore inside a do pattern useless). Otherwise
-it is replicated when the do list is empty or one of its patterns matches. Pure.
+it is replicated when the do list is empty or one of its patterns matches.
+
+Database statements (CREATE/ALTER/DROP DATABASE) follow MySQL's rule for wild patterns
+(``Rpl_filter::db_ok_with_wild_table``): the name ``db.`` (an empty table name) is matched
+against the patterns. A database no do pattern covers that way is left alone, so
+``do_tables = ["shop.orders"]`` never creates or drops a database while
+``["shop.%"]`` replicates ``DROP DATABASE shop``; an ignore pattern covering ``db.``
+(``shop.%``) keeps it out. Pure.
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ import re
 from collections.abc import Callable, Iterable
 
 TableFilter = Callable[[str, str], bool]
+DatabaseFilter = Callable[[str], bool]
 
 
 def like_regex(pattern: str, *, case_sensitive: bool = True) -> re.Pattern[str]:
@@ -47,5 +55,21 @@ def table_filter(do_tables: Iterable[str] = (), ignore_tables: Iterable[str] = (
         if any(rx.fullmatch(name) for rx in ignore):
             return False
         return not do or any(rx.fullmatch(name) for rx in do)
+
+    return wanted
+
+
+def database_filter(do_tables: Iterable[str] = (), ignore_tables: Iterable[str] = (), *,
+                    case_sensitive: bool = True) -> DatabaseFilter:
+    """A predicate ``db -> bool``: True when statements on the whole database (CREATE,
+    ALTER, DROP DATABASE) are to be replicated."""
+    do = [like_regex(p, case_sensitive=case_sensitive) for p in do_tables]
+    ignore = [like_regex(p, case_sensitive=case_sensitive) for p in ignore_tables]
+
+    def wanted(db: str) -> bool:
+        key = f"{db}."
+        if any(rx.fullmatch(key) for rx in ignore):
+            return False
+        return not do or any(rx.fullmatch(key) for rx in do)
 
     return wanted

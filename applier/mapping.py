@@ -31,6 +31,9 @@ class TableMapping:
     extra_target: tuple[Column, ...]  # target-only columns: they get their defaults
     missing_on_target: tuple[Column, ...]  # source-only columns: dropped
     by_index: dict[int, ColumnPair] = field(compare=False, repr=False)
+    # source columns whose target column is generated: never written (the target server
+    # computes it), as MySQL's replica does
+    generated_on_target: tuple[Column, ...] = ()
 
     @property
     def refused(self) -> tuple[ColumnPair, ...]:
@@ -75,9 +78,13 @@ def build_mapping(source: SourceTable, target: TargetTable, mode: Mode, *,
     pairs, extra = _pair_columns(source, target, by)
     mapped: list[ColumnPair] = []
     missing: list[Column] = []
+    generated: list[Column] = []
     for scol, tcol in pairs:
         if tcol is None:
             missing.append(scol)
+            continue
+        if is_generated(tcol):
+            generated.append(scol)
             continue
         stype = resolve_source(scol.type, mode)
         decision = classify(scol.type, tcol.type, mode)
@@ -90,7 +97,19 @@ def build_mapping(source: SourceTable, target: TargetTable, mode: Mode, *,
             fn = converter(scol.type, tcol.type, mode)
         mapped.append(ColumnPair(scol, tcol, decision, fn))
     return TableMapping(source, target, tuple(mapped), extra, tuple(missing),
-                        {p.source.index: p for p in mapped})
+                        {p.source.index: p for p in mapped}, tuple(generated))
+
+
+def is_generated(col: Column) -> bool:
+    """A generated (virtual/stored/persistent) column; not MySQL's DEFAULT_GENERATED
+    (a column with an expression default, which takes values)."""
+    extra = col.extra.lower()
+    return any(f"{kind} generated" in extra for kind in ("virtual", "stored", "persistent"))
+
+
+def needs_value(col: Column) -> bool:
+    """A target-only column an INSERT must name: NOT NULL, no default, not computed."""
+    return not col.has_default and not col.nullable and not is_generated(col)
 
 
 def _refused(value: Any) -> Any:  # pragma: no cover - never called by the applier

@@ -2,12 +2,19 @@
 
 Thin I/O: one query per table for columns and one for indexes. Works on either server (the
 `check` command reads the source's definitions the same way).
+
+Target tables may change while the daemon runs (a column added, dropped or changed). The
+cache keeps a cheap signature of each table it read (a count and a checksum of its
+COLUMNS and STATISTICS rows, computed by the server) and, at most every
+``CHECK_EVERY`` seconds, compares it with the server's: a table that changed is read
+again before the next transaction uses it.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterable
 
 from applier.types import Column, Index, TargetTable, target_type
 
@@ -23,6 +30,32 @@ _INDEXES = (
     "SELECT INDEX_NAME, NON_UNIQUE, COLUMN_NAME FROM information_schema.STATISTICS"
     " WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s ORDER BY INDEX_NAME = 'PRIMARY' DESC,"
     " NON_UNIQUE, INDEX_NAME, SEQ_IN_INDEX")
+
+
+CHECK_EVERY = 2.0  # seconds between two signature checks of the cached target tables
+
+_SIGNATURES = (
+    "SELECT c.TABLE_NAME, COUNT(*), SUM(CRC32(CONCAT_WS('|', c.COLUMN_NAME,"
+    " c.ORDINAL_POSITION, c.COLUMN_TYPE, c.IS_NULLABLE, IFNULL(c.COLUMN_DEFAULT, '<none>'),"
+    " c.EXTRA, IFNULL(c.COLLATION_NAME, ''), IFNULL(c.GENERATION_EXPRESSION, '')))),"
+    " (SELECT CONCAT(COUNT(*), '/', IFNULL(SUM(CRC32(CONCAT_WS('|', s.INDEX_NAME,"
+    " s.NON_UNIQUE, s.SEQ_IN_INDEX, s.COLUMN_NAME))), 0))"
+    " FROM information_schema.STATISTICS s"
+    " WHERE s.TABLE_SCHEMA = c.TABLE_SCHEMA AND s.TABLE_NAME = c.TABLE_NAME)"
+    " FROM information_schema.COLUMNS c WHERE c.TABLE_SCHEMA = %s AND c.TABLE_NAME IN ({})"
+    " GROUP BY c.TABLE_SCHEMA, c.TABLE_NAME")
+
+Signature = tuple
+
+
+def signatures(conn, schema: str, tables: Iterable[str]) -> dict[str, Signature]:
+    """{table: signature} of the tables of ``schema`` that exist (one query)."""
+    names = list(tables)
+    if not names:
+        return {}
+    with conn.cursor() as cur:
+        cur.execute(_SIGNATURES.format(", ".join(["%s"] * len(names))), [schema, *names])
+        return {_text(t): (int(n), str(crc), _text(idx)) for t, n, crc, idx in cur.fetchall()}
 
 
 def _dict_rows(cursor) -> list[dict]:
@@ -75,18 +108,46 @@ def list_tables(conn, accept: Callable[[str, str], bool]) -> list[tuple[str, str
 
 
 class SchemaCache:
-    """Target definitions, read once and dropped after DDL."""
+    """Target definitions, read once, dropped after DDL, and read again when the target
+    table changed (see the module docstring)."""
 
-    def __init__(self, conn):
+    def __init__(self, conn, check_every: float = CHECK_EVERY):
         self.conn = conn
+        self.check_every = check_every
         self._tables: dict[tuple[str, str], TargetTable | None] = {}
+        self._signatures: dict[tuple[str, str], Signature | None] = {}
+        self._checked = time.monotonic()
 
     def get(self, schema: str, table: str) -> TargetTable | None:
         key = (schema, table)
         if key not in self._tables:
+            # the signature first: a change between the two reads is seen at the next check
+            self._signatures[key] = signatures(self.conn, schema, [table]).get(table)
             self._tables[key] = read_table(self.conn, schema, table)
             log.debug("read target definition of %s.%s", schema, table)
         return self._tables[key]
 
     def invalidate(self) -> None:
         self._tables.clear()
+        self._signatures.clear()
+
+    def changed(self, *, force: bool = False) -> list[tuple[str, str]]:
+        """Tables read before whose definition changed on the target since (checked at
+        most every ``check_every`` seconds unless forced); they are dropped from the cache."""
+        now = time.monotonic()
+        if not self._tables or (not force and now - self._checked < self.check_every):
+            return []
+        self._checked = now
+        by_schema: dict[str, list[str]] = {}
+        for schema, table in self._tables:
+            by_schema.setdefault(schema, []).append(table)
+        gone = []
+        for schema, tables in by_schema.items():
+            found = signatures(self.conn, schema, tables)
+            for table in tables:
+                if found.get(table) != self._signatures.get((schema, table)):
+                    gone.append((schema, table))
+        for key in gone:
+            self._tables.pop(key, None)
+            self._signatures.pop(key, None)
+        return gone

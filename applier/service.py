@@ -154,9 +154,15 @@ def spawn_detached(argv: list[str], state_dir: str | Path, *, timeout: float = 1
     with stdout/stderr appended to ``state_dir/applier.log``; return its pid once it has
     written the pid file. Raises ServiceError when it exits first or takes too long."""
     state = Path(state_dir)
-    state.mkdir(mode=0o750, parents=True, exist_ok=True)
     log_file = Path(log_path) if log_path else state / LOG_FILE
-    with open(log_file, "ab") as out:
+    try:
+        state.mkdir(mode=0o750, parents=True, exist_ok=True)
+        out = open(log_file, "ab")
+    except OSError as e:
+        raise ServiceError(f"cannot use [daemon] state_dir {state} ({e.strerror}: "
+                           f"{e.filename or state}) — make it a directory the applier's user"
+                           f" can write, or set state_dir to one") from None
+    with out:
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out,
                                 stderr=subprocess.STDOUT, start_new_session=True,
                                 close_fds=True)

@@ -59,3 +59,16 @@ def test_ignore_wins_over_do():
     assert wanted("shop", "orders")
     assert not wanted("shop", "audit_log")
     assert not wanted("crm", "orders")
+
+
+def test_database_statements_follow_mysqls_wild_rule():
+    from applier.filters import database_filter
+
+    two_tables = database_filter(["ops.café", "ops.plain"])
+    assert not two_tables("reporting") and not two_tables("ops")
+    whole = database_filter(["ops.%"], ["ops.tmp\\_%"])
+    assert whole("ops") and not whole("reporting")
+    assert database_filter()("anything")
+    assert not database_filter(ignore_tables=["scratch.%"])("scratch")
+    assert database_filter(ignore_tables=["scratch.tmp%"])("scratch")
+    assert database_filter(["o%.%"])("ops") and not database_filter(["o%.%"])("x")
