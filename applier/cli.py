@@ -1,4 +1,8 @@
-"""The `applier` command: config -> call; expected errors -> one line and an exit status."""
+"""The `applier` command: config -> call; expected errors -> one line and an exit status.
+
+Every exit is a documented one (0, 2, 3, 4; click's usage errors are 2): an unexpected
+error is one line and exit 3 (a human must look), its traceback only with --debug.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +14,7 @@ import click
 
 from applier import service
 from applier.config import Config, load_config
-from applier.errors import ApplierError, ExitStatus
+from applier.errors import ApplierError, ExitStatus, ReplicationStopped
 
 log = logging.getLogger("applier")
 CONFIG = click.option("--config", "config_path", required=True,
@@ -34,7 +38,27 @@ def _fail(exc: ApplierError, debug: bool):
     sys.exit(int(exc.exit_status))
 
 
-@click.group()
+class _Main(click.Group):
+    """The command group: what no command expected still ends in one line and exit 3."""
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except (click.ClickException, click.exceptions.Exit, click.Abort, SystemExit,
+                KeyboardInterrupt):
+            raise
+        except ApplierError as exc:
+            _fail(exc, bool(ctx.obj and ctx.obj.get("debug")))
+        except Exception as exc:
+            if ctx.obj and ctx.obj.get("debug"):
+                raise
+            click.echo(f"applier: unexpected error: {type(exc).__name__}: {exc} — run the"
+                       " command again with --debug for the traceback, and report it",
+                       err=True)
+            sys.exit(int(ExitStatus.REPLICATION_STOPPED))
+
+
+@click.group(cls=_Main)
 @click.option("--debug", is_flag=True, help="Log SQL and show tracebacks.")
 @click.pass_context
 def main(ctx: click.Context, debug: bool) -> None:
@@ -63,12 +87,12 @@ def start(ctx, config_path: str, foreground: bool, until_caught_up: bool) -> Non
                                          cfg.daemon.state_dir)
             click.echo(f"applier started (pid {pid}); logs in {cfg.daemon.state_dir}")
             return
-        sys.exit(int(_run(cfg, until_caught_up)))
+        sys.exit(int(_run(cfg, until_caught_up, debug)))
     except ApplierError as exc:
         _fail(exc, debug)
 
 
-def _run(cfg: Config, until_caught_up: bool) -> ExitStatus:
+def _run(cfg: Config, until_caught_up: bool, debug: bool = False) -> ExitStatus:
     from applier.daemon import Daemon, StopRequested
     from applier.notify import Notifier
 
@@ -77,7 +101,18 @@ def _run(cfg: Config, until_caught_up: bool) -> ExitStatus:
     try:
         with service.acquire_pidfile(cfg.daemon.state_dir):
             service.set_process_title(service.process_title(cfg))
-            return daemon.run()
+            try:
+                return daemon.run()
+            except (ApplierError, StopRequested):
+                raise
+            except Exception as exc:  # a bug: stop as on an error, and say so in status
+                if debug:
+                    log.exception("unexpected error")
+                else:
+                    log.debug("unexpected error", exc_info=True)
+                return daemon._stopped_on(ReplicationStopped(
+                    f"unexpected error: {type(exc).__name__}: {exc} — run with --debug (or"
+                    " log_level = \"DEBUG\") for the traceback, and report it"))
     except StopRequested:  # stopped before it began
         return ExitStatus.OK
 
@@ -94,8 +129,12 @@ def stop(ctx, config_path: str, timeout: float | None) -> None:
                                        timeout if timeout is not None else cfg.daemon.stop_timeout)
     except ApplierError as exc:
         _fail(exc, ctx.obj["debug"])
+    if outcome is service.StopOutcome.TIMED_OUT:
+        click.echo(f"applier: still running after {timeout or cfg.daemon.stop_timeout:g} s"
+                   " (finishing its transaction) — wait and run stop again, or raise"
+                   " [daemon] stop_timeout; kill -9 loses nothing", err=True)
+        sys.exit(int(ExitStatus.REPLICATION_STOPPED))
     click.echo(f"applier: {outcome.value}")
-    sys.exit(1 if outcome is service.StopOutcome.TIMED_OUT else 0)
 
 
 @main.command()
