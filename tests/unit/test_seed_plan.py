@@ -1,0 +1,200 @@
+"""Seed planning without a server: split column, chunk boundaries and membership, the SQL
+that reads a chunk, value decoding and SQL literals, which binlog changes a resumed seed
+applies to the chunks it has copied, binlog position order."""
+
+from decimal import Decimal
+
+import pytest
+
+from applier.errors import ReplicationStopped, ValueNotConvertible
+from applier.events import Position, RowChange, Statement, Transaction
+from applier.seed_copy import literal
+from applier.seed_plan import (
+    DoneSet,
+    bounds_from_chunks,
+    chunk_of,
+    chunk_range,
+    chunk_where,
+    decoder,
+    equal_width_bounds,
+    read_expr,
+    split_column,
+)
+from applier.seed_replay import filter_changes
+from applier.snapshot_position import position_key
+from applier.types import Column, Index, SourceTable, SqlType, TargetTable
+
+INT = SqlType("int", unsigned=False)
+VARCHAR = SqlType("varchar", length=10, charset="utf8mb4")
+
+
+def table(indexes, types=(INT, INT, VARCHAR), nullable=(False, True, True)):
+    cols = tuple(Column(i, n, t, nullable=nl)
+                 for i, (n, t, nl) in enumerate(zip("abc", types, nullable, strict=True)))
+    return TargetTable("db", "t", cols, tuple(indexes))
+
+
+# --- split column -----------------------------------------------------------------------
+
+def test_split_on_first_column_of_the_primary_key():
+    assert split_column(table([Index("PRIMARY", ("b", "a"), True)])) == 1
+
+
+def test_split_on_not_null_unique_key_without_primary_key():
+    t = table([Index("u", ("a",), True)], nullable=(False, True, True))
+    assert split_column(t) == 0
+
+
+def test_no_split_on_nullable_unique_key_or_plain_index_or_string_key():
+    assert split_column(table([Index("u", ("b",), True)])) is None
+    assert split_column(table([Index("k", ("a",), False)])) is None
+    assert split_column(table([Index("PRIMARY", ("c",), True)],
+                              nullable=(False, True, False))) is None
+    assert split_column(table([])) is None
+
+
+# --- boundaries and membership ----------------------------------------------------------
+
+def test_equal_width_bounds():
+    assert equal_width_bounds(1, 100, rows=100, chunk_rows=25) == [26, 51, 76]
+    assert equal_width_bounds(1, 100, rows=10, chunk_rows=25) == []  # one chunk
+    assert equal_width_bounds(5, 5, rows=1000, chunk_rows=10) == []  # one value
+    assert equal_width_bounds(-10, 9, rows=4, chunk_rows=2) == [0]
+    assert equal_width_bounds(0, 3, rows=100, chunk_rows=1) == [1, 2, 3]  # never width 0
+
+
+@pytest.mark.parametrize("bounds", [[], [10], [0, 5, 100], [-(2 ** 63), 2 ** 64 - 2]])
+def test_every_value_lies_in_exactly_the_chunk_sql_would_read(bounds):
+    for value in [-(2 ** 63), -1, 0, 4, 5, 9, 10, 11, 99, 100, 2 ** 64 - 1]:
+        chunk = chunk_of(bounds, value)
+        lo, hi = chunk_range(bounds, chunk)
+        assert (lo is None or lo <= value) and (hi is None or value < hi)
+        selected = [i for i in range(len(bounds) + 1)
+                    if _sql_selects(chunk_where("k", *chunk_range(bounds, i)), value)]
+        assert selected == [chunk]
+
+
+def _sql_selects(where: str, value: int) -> bool:
+    """Evaluate the WHERE text chunk_where builds (only `k` >= n / `k` < n terms)."""
+    if where == "1=1":
+        return True
+    ok = True
+    for term in where.split(" AND "):
+        col, op, number = term.split(" ")
+        assert col == "`k`"
+        ok &= value >= int(number) if op == ">=" else value < int(number)
+    return ok
+
+
+def test_chunk_where_text():
+    assert chunk_where("id", None, 10) == "`id` < 10"
+    assert chunk_where("id", 10, 20) == "`id` >= 10 AND `id` < 20"
+    assert chunk_where("id", 20, None) == "`id` >= 20"
+    assert chunk_where(None, None, None) == "1=1"
+
+
+def test_bounds_back_from_stored_chunks():
+    bounds = (10, 20, 30)
+    ranges = [chunk_range(bounds, i) for i in range(4)]
+    assert ranges == [(None, 10), (10, 20), (20, 30), (30, None)]
+    assert bounds_from_chunks(ranges) == bounds
+    assert bounds_from_chunks([(None, None)]) == ()
+
+
+def test_done_set_membership():
+    ds = DoneSet(key_index=0, bounds=(10, 20), done=frozenset({0, 2}), chunks=3)
+    assert ds.holds({0: 5}) and not ds.holds({0: 15}) and ds.holds({0: 25})
+    assert ds.holds({1: "x"}, {0: 3})  # key from the before image (MINIMAL after image)
+    with pytest.raises(ReplicationStopped, match="split column"):
+        ds.holds({1: "x"})
+    assert DoneSet(None, (), frozenset({0}), 1).holds({1: 1})  # one chunk: all
+    assert not DoneSet(0, (10,), frozenset(), 2).holds({0: 1})
+
+
+# --- reading values ---------------------------------------------------------------------
+
+def test_read_expressions():
+    assert read_expr("`f`", SqlType("float")) == "CAST(`f` AS DOUBLE)"
+    assert read_expr("`d`", SqlType("datetime", fsp=3)) == "CAST(`d` AS CHAR)"
+    assert read_expr("`e`", SqlType("enum", members=("a",))) == "CAST(`e` AS UNSIGNED)"
+    assert read_expr("`i`", INT) == "`i`"
+
+
+def test_decoders_give_the_value_model():
+    assert decoder(SqlType("varchar", length=5, charset="latin1"))(b"\xe9\x81") == "é\x81"
+    assert decoder(VARCHAR)("déjà vu".encode()) == "déjà vu"
+    assert decoder(SqlType("binary", length=4, charset="binary"))(b"ab\0\0") == b"ab\0\0"
+    assert decoder(SqlType("bit", length=10))(b"\x01\x05") == 261
+    assert decoder(SqlType("year"))(b"0000") == "0000"
+    assert decoder(SqlType("json"))('{"a": 1}') == '{"a": 1}'
+    assert decoder(INT)(None) is None and decoder(VARCHAR)(None) is None
+
+
+def test_sql_literals():
+    assert literal(None) == "NULL"
+    assert literal(-5) == "-5"
+    assert literal("it's\\ \n") == "'it\\'s\\\\ \\n'"
+    assert literal(b"\x00\xff") == "X'00ff'"
+    assert literal(b"") == "X''"
+    assert literal(0.1) == "0.1e0" and literal(1e20) == "1e+20"
+    assert literal(Decimal("1E+2")) == "100" and literal(Decimal("-0.50")) == "-0.50"
+    with pytest.raises(ValueNotConvertible):
+        literal(float("nan"))
+
+
+# --- bringing copied chunks forward -----------------------------------------------------
+
+SRC = SourceTable("db", "t", 7, (Column(0, "id", INT), Column(1, "v", INT)), (0,))
+OTHER = SourceTable("db", "u", 8, (Column(0, "id", INT),), (0,))
+END = Position("binlog.000002", 400)
+
+
+def _txn(*changes):
+    return Transaction(END, list(changes))
+
+
+def _kinds(txn):
+    return [(c.kind, c.before, c.after) for c in txn.changes]
+
+
+def test_only_changes_of_copied_chunks_are_replayed():
+    done = {("db", "t"): DoneSet(0, (100,), frozenset({0}), 2)}  # ids < 100 copied
+    got = filter_changes(_txn(
+        RowChange("insert", SRC, None, {0: 1, 1: 1}),
+        RowChange("insert", SRC, None, {0: 150, 1: 1}),
+        RowChange("delete", SRC, {0: 2, 1: 1}, None),
+        RowChange("delete", SRC, {0: 200, 1: 1}, None),
+        RowChange("insert", OTHER, None, {0: 1})), done)
+    assert _kinds(got) == [("insert", None, {0: 1, 1: 1}), ("delete", {0: 2, 1: 1}, None)]
+    assert got.end == END
+
+
+def test_update_across_chunks_becomes_delete_or_insert():
+    done = {("db", "t"): DoneSet(0, (100,), frozenset({0}), 2)}
+    got = filter_changes(_txn(
+        RowChange("update", SRC, {0: 1, 1: 1}, {0: 2, 1: 2}),      # inside: update
+        RowChange("update", SRC, {0: 5, 1: 1}, {0: 500, 1: 1}),    # leaves: delete
+        RowChange("update", SRC, {0: 600, 1: 1}, {0: 6, 1: 9}),    # enters: insert
+        RowChange("update", SRC, {0: 700, 1: 1}, {0: 701, 1: 1})), done)  # outside
+    assert _kinds(got) == [("update", {0: 1, 1: 1}, {0: 2, 1: 2}),
+                           ("delete", {0: 5, 1: 1}, None), ("insert", None, {0: 6, 1: 9})]
+
+
+def test_row_entering_a_copied_chunk_needs_a_whole_after_image():
+    done = {("db", "t"): DoneSet(0, (100,), frozenset({0}), 2)}
+    with pytest.raises(ReplicationStopped, match="binlog_row_image"):
+        filter_changes(_txn(RowChange("update", SRC, {0: 600}, {0: 6})), done)
+
+
+def test_ddl_on_a_seeded_table_stops_other_ddl_passes():
+    done = {("db", "t"): DoneSet(0, (), frozenset({0}), 1)}
+    with pytest.raises(ReplicationStopped, match="--force truncate"):
+        filter_changes(_txn(Statement("db", "ALTER TABLE t ADD COLUMN x INT")), done)
+    assert filter_changes(_txn(Statement("db", "CREATE TABLE other (a INT)")),
+                          done).changes == []
+
+
+def test_binlog_positions_order_across_files():
+    assert position_key("binlog.000009", 900) < position_key("binlog.000010", 4)
+    assert position_key("binlog.000010", 4) < position_key("binlog.000010", 5)
+    assert position_key("binlog.999999", 4) < position_key("binlog.1000000", 4)
