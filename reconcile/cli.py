@@ -9,6 +9,7 @@ from enum import IntEnum
 import click
 
 from applier.errors import ApplierError
+from reconcile import logsafe
 
 log = logging.getLogger(__name__)
 
@@ -24,25 +25,35 @@ def _tables(text: str | None) -> tuple[str, ...] | None:
         return None
     names = tuple(t.strip() for t in text.split(",") if t.strip())
     for n in names:
-        if n.count(".") != 1:
-            raise click.BadParameter(f"{n!r}: expected db.table", param_hint="--tables")
+        db, dot, table = n.partition(".")
+        if not (db and dot and table):
+            raise click.BadParameter(f"{n!r}: expected a db.table pattern",
+                                     param_hint="--tables")
     return names
 
 
+def status_of(result) -> Exit:
+    """Divergence found is a verdict even when another table could not be compared; an
+    error without any divergence means no verdict."""
+    if result.diverged:
+        return Exit.DIVERGENCE
+    return Exit.ERROR if result.failed else Exit.CONSISTENT
+
+
 @click.group()
-@click.option("-v", "--verbose", count=True, help="-v: INFO, -vv: DEBUG (SQL).")
+@click.option("-v", "--verbose", count=True, help="-v: INFO, -vv: DEBUG (SQL). Never "
+              "shows passwords.")
 def main(verbose: int) -> None:
     """Compare a source and its converting replica; report real divergence."""
-    level = logging.WARNING if verbose == 0 else logging.INFO if verbose == 1 \
-        else logging.DEBUG
-    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logsafe.configure(verbose)
 
 
 @main.command()
 @click.option("--config", "config_path", required=True, type=click.Path(dir_okay=False),
               help="The applier's TOML configuration.")
-@click.option("--tables", help="Comma-separated db.table names (default: [reconcile] tables,"
-              " else every table the [replication] filters replicate).")
+@click.option("--tables", help="Comma-separated db.table patterns, % and _ wildcards as in "
+              "do_tables (default: [reconcile] tables, else every table the [replication] "
+              "filters replicate).")
 @click.option("--report-dir", help="Where the run's folder goes (default [reconcile] "
               "report_dir).")
 @click.option("--master", help="Spark master URL (default local[*], or spark-submit's).")
@@ -55,19 +66,21 @@ def run(config_path: str, tables: str | None, report_dir: str | None, master: st
 
     try:
         config = load_config(config_path)
+        logsafe.register(config.source.password, config.target.password)
+        logsafe.guard()
         result, folder = job.run(config, tables=_tables(tables), report_dir=report_dir,
                                  master=master)
     except (ApplierError, job.ReconcileError, OSError, Exception) as exc:
         # one line (passwords removed); the traceback only with --traceback
         if traceback:
             raise
-        from reconcile.snapshot import redact
-
-        click.echo(f"reconcile: error: {redact(str(exc))}", err=True)
+        text = job.error_text(exc) if hasattr(exc, "java_exception") else str(exc)
+        click.echo(f"reconcile: error: {logsafe.scrub(text)}", err=True)
         sys.exit(Exit.ERROR)
     click.echo(f"{folder}/report.json")
-    status = Exit.ERROR if result.failed else Exit.CONSISTENT if result.consistent \
-        else Exit.DIVERGENCE
+    status = status_of(result)
+    for message in result.errors:
+        click.echo(f"reconcile: error: {logsafe.scrub(message)}", err=True)
     click.echo(f"reconcile: {status.name.lower()}: {len(result.tables)} table(s)",
                err=True)
     sys.exit(status)

@@ -2,28 +2,33 @@
 
 Pure: never opens a connection. Both sides are read through the same SQL expressions
 (`read_expr`): numbers and temporals as text, strings transcoded to utf8mb4, binary
-strings as hex, BIT/ENUM/SET as integers, FLOAT/DOUBLE as DOUBLE. `parse` turns that text
+strings (and JSON, geometry) as their bytes, BIT/ENUM/SET as integers, FLOAT/DOUBLE as
+DOUBLE. Nothing is read as hex: HEX() of a value longer than half of max_allowed_packet
+is NULL. `parse` turns that text
 into the value model of `applier.conversions` (the converter's input), the applier's own
 `converter` gives the target value, and `normalize` gives it the form the target stores:
 a CHAR drops trailing spaces, a BINARY(n) is padded with zero bytes, a FLOAT keeps 24 bits
 of mantissa, a DECIMAL has the target's scale. Two rows are equal when their normalized
-tuples are equal; `row_hash` is a 64-bit digest of such a tuple.
+tuples are equal; `row_hash` is a 64-bit digest of such a tuple. Decimals are exact at any
+precision the servers allow (65 digits): every Decimal operation here uses `DEC`.
 """
 
 from __future__ import annotations
 
-import hashlib
 import struct
 from dataclasses import dataclass
-from decimal import Decimal
+from decimal import Context, Decimal
 from typing import Any
 
 from applier import conversions
 from applier.conversions import Decision, Mode
 from applier.errors import ApplierError
-from applier.types import BIT, ENUMSET, INTEGER, STRING, TEMPORAL, SqlType
+from applier.types import BINARY, BIT, ENUMSET, INTEGER, OTHER, STRING, TEMPORAL, SqlType
+from reconcile.hashing import HashAlgo, is_long
 
 MASK64 = (1 << 64) - 1
+DEC = Context(prec=200)  # exact for DECIMAL(65,30) and any rounding of it
+LONG_TOKEN = 4096  # str/bytes values longer than this enter a Python row hash as a digest
 
 
 @dataclass(frozen=True)
@@ -48,6 +53,11 @@ class ColumnPlan:
     decision: str
     pushdown: bool
 
+    @property
+    def long(self) -> bool:
+        """Values may be long: hashed one by one, never concatenated."""
+        return is_long(self.source_type) or is_long(self.target_type)
+
 
 def quote(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
@@ -64,7 +74,9 @@ def read_expr(column: str, t: SqlType) -> str:
         return f"CONVERT({column} USING utf8mb4)"
     if g in (BIT, ENUMSET):
         return f"CAST({column} + 0 AS CHAR)"
-    return f"HEX({column})"  # binary, geometry, anything else: exact bytes
+    if g == BINARY:
+        return column  # the bytes themselves
+    return f"CAST({column} AS BINARY)"  # json (its text), geometry, anything else: bytes
 
 
 def pushdown_exprs(col: ColumnPlan, source_col: str, target_col: str) -> tuple[str, str] | None:
@@ -89,33 +101,22 @@ def can_push_down(col: ColumnPlan) -> bool:
     return pushdown_exprs(col, "`x`", "`x`") is not None
 
 
-def sql_text_hash(exprs: list[str]) -> str:
-    """SQL: the hex MD5 of the length-prefixed texts (NULL as '~')."""
-    items = ", ".join(f"IFNULL(CONCAT(LENGTH({e}), ':', {e}), '~')" for e in exprs)
-    return f"MD5(CONCAT_WS('|', {items}))"
-
-
-def sql_row_hash(exprs: list[str]) -> str:
-    """SQL: an unsigned 64-bit row digest (the first 8 bytes of the MD5)."""
-    return f"CAST(CONV(LEFT({sql_text_hash(exprs)}, 16), 16, 10) AS UNSIGNED)"
-
-
 def parse(text: Any, t: SqlType) -> Any:
     """A value as `read_expr` returned it -> the conversions value model."""
     if text is None:
         return None
+    g = t.group
+    if g in (BINARY, OTHER):
+        return bytes(text) if isinstance(text, bytes | bytearray) else str(text).encode()
     if isinstance(text, bytes | bytearray):
         text = bytes(text).decode("utf-8")
-    g = t.group
     if t.name in ("float", "double"):
         return float(text)
     if g in (INTEGER, BIT, ENUMSET):
         return int(text)
     if t.name == "decimal":
         return Decimal(str(text))
-    if g in (STRING, TEMPORAL):
-        return str(text)
-    return bytes.fromhex(str(text))
+    return str(text)  # strings, temporals
 
 
 def normalize(value: Any, t: SqlType) -> Any:
@@ -129,8 +130,9 @@ def normalize(value: Any, t: SqlType) -> Any:
         value = float(value)
         return 0.0 if value == 0 else value
     if t.name == "decimal":
-        d = Decimal(value).quantize(Decimal(1).scaleb(-(t.scale or 0)))
-        return abs(d) if d == 0 else d
+        d = Decimal(value).quantize(Decimal(1).scaleb(-(t.scale or 0), context=DEC),
+                                    context=DEC)
+        return d.copy_abs() if d.is_zero() else d
     if t.group in (INTEGER, BIT, ENUMSET):
         return int(value)
     if t.name == "char" and isinstance(value, str):
@@ -140,28 +142,28 @@ def normalize(value: Any, t: SqlType) -> Any:
     return value
 
 
-def _token(v: Any) -> str:
+def _token(v: Any, a: HashAlgo) -> bytes:
     if v is None:
-        return "~"
+        return b"~"
     if isinstance(v, bool | int):
-        return f"i{int(v)}"
+        return b"i%d" % int(v)
     if isinstance(v, Decimal):
-        return f"d{v}"
+        return b"d" + format(v, "f").encode()
     if isinstance(v, float):
-        return f"f{v!r}"
-    if isinstance(v, bytes):
-        return f"b{v.hex()}"
+        return b"f" + repr(v).encode()
     if isinstance(v, Unconvertible):
-        return f"e{v.message}"
-    s = str(v)
-    return f"s{len(s)}:{s}"
+        return b"e" + v.message.encode("utf-8", "surrogatepass")
+    data, tag = (v, b"b") if isinstance(v, bytes) else \
+        (str(v).encode("utf-8", "surrogatepass"), b"s")
+    if len(data) > LONG_TOKEN:  # a long value enters as its digest: no huge join
+        return tag + b"#" + a.hexdigest(data).encode()
+    return tag + b"%d:" % len(data) + data
 
 
-def row_hash(values: tuple, prefix: str = "") -> int:
+def row_hash(values: tuple, a: HashAlgo, prefix: str = "") -> int:
     """A 64-bit digest of a normalized row (with the SQL-computed part as prefix)."""
-    text = prefix + "|" + "|".join(_token(v) for v in values)
-    digest = hashlib.md5(text.encode("utf-8", "surrogatepass"), usedforsecurity=False)
-    return int.from_bytes(digest.digest()[:8], "big")
+    text = b"|".join([prefix.encode(), *(_token(v, a) for v in values)])
+    return int.from_bytes(a.digest(text)[:8], "big")
 
 
 class RowConverter:

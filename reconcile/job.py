@@ -17,7 +17,7 @@ from applier.conversions import Mode
 from applier.filters import table_filter
 from applier.schema import list_tables, read_table
 from applier.types import INTEGER
-from reconcile import chunking, narrow, positions, repair, report, snapshot
+from reconcile import chunking, hashing, narrow, positions, repair, report, snapshot
 from reconcile.compare import diff_rows, differing_chunks
 from reconcile.plan import SOURCE, TARGET, TablePlan, build_plan
 from reconcile.verify import Sides, readers, recheck
@@ -41,16 +41,23 @@ def describe(server: ServerConfig) -> str:
     return f"{server.user}@{server.host}:{server.port}"
 
 
-def select_tables(conn, config: Config, only: tuple[str, ...] | None) -> list[tuple[str, str]]:
-    """--tables (exact db.table names) or [reconcile] tables, else every source table the
-    [replication] do/ignore filters replicate (the checkpoint table excluded)."""
-    names = only or config.reconcile.tables
-    if names:
-        return [tuple(n.split(".", 1)) for n in names]  # type: ignore[misc]
+def select_tables(conn, config: Config, only: tuple[str, ...] | None
+                  ) -> tuple[list[tuple[str, str]], list[str]]:
+    """(tables, patterns that matched none). The source tables the [replication]
+    do/ignore filters replicate (the checkpoint table excluded), narrowed to those matching
+    a --tables or else a [reconcile] tables pattern (do_tables syntax) when there are
+    any."""
     rep = config.replication
-    accept = table_filter(rep.do_tables, rep.ignore_tables)
-    return [(s, t) for s, t in list_tables(conn, accept)
-            if f"{s}.{t}" != rep.checkpoint_table]
+    replicated = table_filter(rep.do_tables, rep.ignore_tables)
+    tables = [(s, t) for s, t in list_tables(conn, replicated)
+              if f"{s}.{t}" != rep.checkpoint_table]
+    patterns = only or config.reconcile.tables
+    if not patterns:
+        return tables, []
+    each = {p: table_filter([p]) for p in patterns}
+    chosen = [(s, t) for s, t in tables if any(f(s, t) for f in each.values())]
+    unmatched = [p for p, f in each.items() if not any(f(s, t) for s, t in tables)]
+    return chosen, unmatched
 
 
 def spark_session(master: str | None, jar: str | None):
@@ -81,6 +88,7 @@ class Context:
     tgt: object
     sides: Sides
     mode: Mode
+    hash_name: str = "sha256"
 
 
 def compare_table(ctx: Context, schema: str, table: str) -> tuple[report.TableReport, list]:
@@ -92,7 +100,8 @@ def compare_table(ctx: Context, schema: str, table: str) -> tuple[report.TableRe
         raise ReconcileError(f"table {name} does not exist on the source")
     if tdef is None:
         return report.TableReport(table=name, error="table missing on the replica"), []
-    plan = build_plan(sdef, tdef, ctx.mode, by=ctx.config.replication.column_mapping)
+    plan = build_plan(sdef, tdef, ctx.mode, by=ctx.config.replication.column_mapping,
+                      hash_name=ctx.hash_name)
     bounds = chunking.compute_bounds(ctx.src, plan, ctx.config.reconcile.chunk_rows)
     sp = chunking.predicates(plan.key_columns(SOURCE), bounds) if plan.key else ["1=1"]
     tp = chunking.predicates(plan.key_columns(TARGET), bounds) if plan.key else ["1=1"]
@@ -152,7 +161,7 @@ def _method(plan: TablePlan) -> str:
     return "spark-convert" if not any(c.pushdown for c in plan.columns) else "sql+spark"
 
 
-def _context(config: Config, spark, src, tgt) -> Context:
+def _context(config: Config, spark, src, tgt, hash_name: str) -> Context:
     rep = config.replication
     jar = config.reconcile.jdbc_jar or snapshot.default_jar()
     driver = snapshot.driver_class(jar)
@@ -161,46 +170,91 @@ def _context(config: Config, spark, src, tgt) -> Context:
         lambda: positions.source_position(src),
         lambda: positions.replica_position(tgt, rep.checkpoint_table, rep.server_id),
         config.reconcile.catch_up_timeout)
-    return Context(config, spark, src, tgt, sides, Mode.parse(rep.type_conversions))
+    return Context(config, spark, src, tgt, sides, Mode.parse(rep.type_conversions),
+                   hash_name)
+
+
+def _prepare(conn, role: str) -> hashing.ServerKind:
+    """Flavour, version and hash functions of one server (once per run), and the session
+    settings reading it needs."""
+    kind = hashing.detect(conn)
+    if kind.flavor == "mysql":  # TABLE_ROWS from live statistics, not a day-old cache
+        with conn.cursor() as cur:
+            cur.execute("SET SESSION information_schema_stats_expiry = 0")
+    log.info("%s: %s %s, hash functions %s", role, kind.flavor, kind.version,
+             ", ".join(kind.hashes) or "none")
+    return kind
 
 
 def run(config: Config, *, tables: tuple[str, ...] | None = None,
         report_dir: str | None = None, master: str | None = None):
-    """Compare, write the report folder; returns (RunReport, folder)."""
+    """Compare, write the report folder; returns (RunReport, folder). Once the servers
+    are reachable, a failure still writes a report (with the error in it)."""
     started = report.now()
     jar = config.reconcile.jdbc_jar or snapshot.default_jar()
     if jar and not os.path.exists(jar):
         raise ReconcileError(f"[reconcile] jdbc_jar: {jar} does not exist — install "
                              "libmariadb-java or point jdbc_jar at a MySQL/MariaDB driver")
     src, tgt = connect(config.source), connect(config.target)
+    results, sections, errors, pos, servers = [], [], [], {}, {}
     try:
-        folder = report.new_run_dir(report_dir or config.reconcile.report_dir)
+        kinds = {"source": _prepare(src, "source"), "replica": _prepare(tgt, "replica")}
+        servers = {k: v.to_dict() for k, v in kinds.items()}
+        algo = hashing.common(kinds["source"], kinds["replica"])
+        servers["hash"] = algo.name
         spark = spark_session(master, jar)
-        ctx = _context(config, spark, src, tgt)
+        ctx = _context(config, spark, src, tgt, algo.name)
         pos = {"source_at_start": str(positions.source_position(src)),
                "replica_at_start": _opt(ctx.sides.replica_position())}
-        results, sections, errors = [], [], []
-        for schema, table in select_tables(src, config, tables):
+        chosen, unmatched = select_tables(src, config, tables)
+        for pattern in unmatched:
+            results.append(report.TableReport(
+                table=pattern, error="matches no source table the applier replicates"))
+        for schema, table in chosen:
             tr, lines = _compare_or_error(ctx, schema, table)
             results.append(tr)
             sections.append((tr.table, lines))
         pos["source_at_end"] = str(positions.source_position(src))
         pos["replica_at_end"] = _opt(ctx.sides.replica_position())
-        out = report.RunReport(started, report.now(), describe(config.source),
-                               describe(config.target), tuple(results), pos, tuple(errors))
-        report.write(out, folder, repair.render(out.finished_at, out.replica, sections))
-        return out, folder
+    except Exception as exc:  # noqa: BLE001 - reported in the run's report
+        log.debug("run failed", exc_info=True)
+        errors.append(error_text(exc))
+        log.error("%s", errors[-1])
     finally:
         src.close()
         tgt.close()
+    out = report.RunReport(started, report.now(), describe(config.source),
+                           describe(config.target), tuple(results), pos, tuple(errors),
+                           servers)
+    folder = report.new_run_dir(report_dir or config.reconcile.report_dir)
+    report.write(out, folder, repair.render(out.finished_at, out.replica, sections))
+    return out, folder
+
+
+def error_text(exc: BaseException) -> str:
+    """One readable line for an error, also one raised inside Spark (whose message is a
+    Java stack trace, with a Python worker's traceback inside); passwords removed."""
+    text = str(exc)
+    java = getattr(exc, "java_exception", None)
+    if java is not None:
+        text = str(java.toString())
+        if "Traceback (most recent call last)" in text:  # a Python worker's exception
+            lines = [ln for ln in text.splitlines() if ln.strip()
+                     and not ln.startswith((" ", "\t"))]
+            text = lines[-1] if lines else text
+    first = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
+    if type(exc).__module__ not in ("builtins", "reconcile.job") and ":" not in first[:40]:
+        first = f"{type(exc).__name__}: {first}"
+    return snapshot.redact(first[:2000])
 
 
 def _compare_or_error(ctx: Context, schema: str, table: str):
     """A table that cannot be compared is reported as an error; the others go on."""
     try:
         return compare_table(ctx, schema, table)
-    except (positions.LagTimeout, ReconcileError, pymysql.MySQLError) as exc:
-        message = snapshot.redact(str(exc))
+    except Exception as exc:  # noqa: BLE001 - any failure of one table is that table's
+        log.debug("%s.%s failed", schema, table, exc_info=True)
+        message = error_text(exc)
         log.error("%s.%s: %s", schema, table, message)
         return report.TableReport(table=f"{schema}.{table}", error=message), []
 

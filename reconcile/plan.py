@@ -20,9 +20,8 @@ from reconcile.expected import (
     pushdown_exprs,
     quote,
     read_expr,
-    sql_row_hash,
-    sql_text_hash,
 )
+from reconcile.hashing import HashAlgo, algo, sql_row_value, sql_text_digest
 
 SOURCE, TARGET = "source", "target"
 
@@ -51,6 +50,11 @@ class TablePlan:
     chunkable: bool  # key ranges select the same rows on both sides
     mode: Mode
     drift: Drift = field(default_factory=Drift)
+    hash_name: str = "sha256"  # the function both servers compute (reconcile.hashing)
+
+    @property
+    def hash(self) -> HashAlgo:
+        return algo(self.hash_name)
 
     @property
     def name(self) -> str:
@@ -94,10 +98,10 @@ class TablePlan:
     def select_digest(self, side: str) -> str:
         """All columns hashed in SQL (rc__h), or the SQL-hashed part (rc__p) plus the
         columns Python converts (rc__i)."""
-        pushed = [self._pushed_expr(c, side) for c in self.columns if c.pushdown]
+        pushed = [(self._pushed_expr(c, side), c.long) for c in self.columns if c.pushdown]
         if self.all_pushdown:
-            return self._from([f"{sql_row_hash(pushed)} AS rc__h"], side)
-        part = sql_text_hash(pushed) if pushed else "''"
+            return self._from([f"{sql_row_value(pushed, self.hash)} AS rc__h"], side)
+        part = sql_text_digest(pushed, self.hash) if pushed else "''"
         items = [f"{part} AS rc__p"] + [
             f"{read_expr(quote(self.col_name(self.columns[i], side)), self._type(self.columns[i], side))} AS rc__{i}"  # noqa: E501
             for i in self.python_indexes()]
@@ -134,7 +138,7 @@ def _chunk_safe(c: ColumnPlan) -> bool:
 
 
 def build_plan(source: TargetTable, target: TargetTable, mode: Mode, *,
-               by: str = "name") -> TablePlan:
+               by: str = "name", hash_name: str = "sha256") -> TablePlan:
     """Pair the columns the way the applier does; decide key, chunking and pushdown."""
     stable = SourceTable(source.schema, source.table, 0, source.columns)
     mapping = build_mapping(stable, target, mode, by=by, strict=False)
@@ -155,4 +159,5 @@ def build_plan(source: TargetTable, target: TargetTable, mode: Mode, *,
     drift = Drift(tuple(c.name for c in mapping.missing_on_target),
                   tuple(c.name for c in mapping.extra_target), tuple(refused))
     chunkable = bool(key) and all(_chunk_safe(columns[i]) for i in key)
-    return TablePlan(source.schema, source.table, tuple(columns), key, chunkable, mode, drift)
+    return TablePlan(source.schema, source.table, tuple(columns), key, chunkable, mode, drift,
+                     hash_name)

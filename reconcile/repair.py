@@ -4,95 +4,199 @@ Missing rows: REPLACE with the converted source values. Mismatched rows: UPDATE 
 differing columns only, by key (replica-only columns such as a stamped `ts` keep their
 values). Extra rows: DELETE by key; for a table without a key, DELETE ... LIMIT 1 per extra
 copy, matching every compared column NULL-safely. Pure.
+
+The file is data, never code, whatever the names and values of the source hold:
+- every identifier is backtick-quoted with backticks doubled;
+- every string and binary value is a hex literal (`_utf8mb4 X'..'`, `X'..'`), so no value
+  depends on backslash escaping (NO_BACKSLASH_ESCAPES or not) or can end a string; numbers
+  are digits;
+- comments hold only characters that cannot end or escape them (any other is %XX);
+- it starts with the session settings it relies on (sql_mode: the applier's own plus
+  NO_BACKSLASH_ESCAPES; utf8mb4; UTC) and runs in one transaction;
+- a value longer than PIECE bytes is built in a user variable from several literals, so no
+  statement needs a max_allowed_packet larger than the value itself (as the applier does);
+  a value the server could not build (CONCAT is NULL beyond max_allowed_packet) stops the
+  file with error 1242 before anything is committed.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+import re
+from collections.abc import Iterable, Sequence
 from decimal import Decimal
 
+from applier.sqlmode import APPLY_SQL_MODE
+from applier.types import SqlType
 from reconcile.compare import EXTRA, MISMATCHED, MISSING, RowDiff
 from reconcile.expected import Unconvertible, quote
 from reconcile.plan import TablePlan
 
-_ESC = {"\\": "\\\\", "'": "\\'", "\0": "\\0", "\n": "\\n", "\r": "\\r", "\x1a": "\\Z"}
+SQL_MODE = f"{APPLY_SQL_MODE},NO_BACKSLASH_ESCAPES"
+PIECE = 256 * 1024  # bytes of a value per literal
+_SAFE = re.compile(r"[A-Za-z0-9 _.,:=()@$+/-]")
 
 
 class NoLiteral(ValueError):
     pass
 
 
-def literal(v) -> str:
-    """A MySQL literal for a normalized value."""
+def comment_text(text: str) -> str:
+    """Text a `-- ` comment line can hold: anything but [A-Za-z0-9 _.,:=()@$+/-] as %XX
+    (UTF-8 bytes), so no line break, quote or backslash gets through."""
+    return "".join(ch if _SAFE.fullmatch(ch) else
+                   "".join(f"%{b:02X}" for b in ch.encode("utf-8", "surrogatepass"))
+                   for ch in str(text))
+
+
+def _is_json(t: SqlType | None) -> bool:
+    return t is not None and t.name == "json"
+
+
+def _hex(data: bytes, text: bool) -> str:
+    return f"{'_utf8mb4 ' if text else ''}X'{data.hex()}'"
+
+
+def literal(v, t: SqlType | None = None) -> str:
+    """A MySQL literal for a normalized value (t: the column's type on the replica)."""
     if v is None:
         return "NULL"
     if isinstance(v, Unconvertible):
         raise NoLiteral(str(v))
-    if isinstance(v, bool | int | Decimal):
-        return str(int(v) if isinstance(v, bool) else v)
+    if isinstance(v, bool | int):
+        return str(int(v))
+    if isinstance(v, Decimal):
+        if not v.is_finite():
+            raise NoLiteral(f"{v} cannot be stored")
+        return format(v, "f")
     if isinstance(v, float):
         if not math.isfinite(v):
             raise NoLiteral(f"{v!r} cannot be stored")
         return repr(v)
     if isinstance(v, bytes):
-        return f"X'{v.hex()}'" if v else "''"
-    return "_utf8mb4'" + "".join(_ESC.get(ch, ch) for ch in str(v)) + "'"
+        return _hex(v, _is_json(t))  # JSON read as its text's bytes
+    return _hex(str(v).encode("utf-8", "surrogatepass"), True)
 
 
-def _where(cols: list[str], vals: Iterable, null_safe: bool = False) -> str:
+def _pieces(v: str | bytes) -> list[bytes]:
+    """The value's bytes in pieces of at most PIECE bytes, cut between characters."""
+    data = v if isinstance(v, bytes) else v.encode("utf-8", "surrogatepass")
+    out, start = [], 0
+    while start < len(data):
+        end = min(start + PIECE, len(data))
+        if isinstance(v, str):
+            while end < len(data) and (data[end] & 0xC0) == 0x80:  # inside a character
+                end -= 1
+        out.append(data[start:end])
+        start = end
+    return out
+
+
+class Script:
+    """Statements of one repair.sql, with the user variables long values need."""
+
+    def __init__(self) -> None:
+        self.variables = 0
+
+    def values(self, vals: Sequence, types: Sequence[SqlType | None]
+               ) -> tuple[list[str], list[str], list[str]]:
+        """(literal or @variable per value, lines building the variables, lines
+        releasing them)."""
+        refs: list[str] = []
+        before: list[str] = []
+        after: list[str] = []
+        for v, t in zip(vals, types, strict=True):
+            size = len(v) if isinstance(v, bytes) else len(v.encode("utf-8", "surrogatepass")) \
+                if isinstance(v, str) else 0
+            if size <= PIECE:
+                refs.append(literal(v, t))
+                continue
+            self.variables += 1
+            var = f"@rc_repair_{self.variables}"
+            text = isinstance(v, str) or _is_json(t)
+            parts = [_hex(p, text) for p in _pieces(v)]
+            before.append(f"SET {var} = {parts[0]};")
+            before += [f"SET {var} = CONCAT({var}, {p});" for p in parts[1:]]
+            # CONCAT gives NULL beyond max_allowed_packet: then fail (error 1242, the
+            # transaction is not committed) rather than store NULL
+            before.append(f"DO (SELECT 1 UNION ALL SELECT 1 FROM DUAL WHERE NOT "
+                          f"(LENGTH({var}) <=> {size}));")
+            after.append(f"SET {var} = NULL;")
+            refs.append(var)
+        return refs, before, after
+
+    def statement(self, plan: TablePlan, d: RowDiff) -> list[str]:
+        types = {c.target: c.target_type for c in plan.columns}
+        names = [c.target for c in plan.columns]
+        table = plan.qualified
+        key_names = list(plan.key_names)
+        if d.kind == MISSING:
+            assert d.expected is not None
+            vals, pre, post = self.values(d.expected, [types[n] for n in names])
+            verb = "REPLACE" if plan.key else "INSERT"
+            cols = ", ".join(quote(n) for n in names)
+            return [*pre, f"{verb} INTO {table} ({cols}) VALUES ({', '.join(vals)});", *post]
+        if d.kind == MISMATCHED and plan.key:
+            changed = [c.column for c in d.columns]
+            vals, pre, post = self.values([c.expected for c in d.columns],
+                                          [types[n] for n in changed])
+            keys, kpre, kpost = self.values(d.key, [types[n] for n in key_names])
+            sets = ", ".join(f"{quote(c)} = {v}" for c, v in zip(changed, vals, strict=True))
+            return [*pre, *kpre, f"UPDATE {table} SET {sets} WHERE "
+                    f"{_where(key_names, keys)};", *post, *kpost]
+        if d.kind == EXTRA and plan.key:
+            keys, pre, post = self.values(d.key, [types[n] for n in key_names])
+            return [*pre, f"DELETE FROM {table} WHERE {_where(key_names, keys)};", *post]
+        row = d.actual if d.actual is not None else d.key
+        vals, pre, post = self.values(row, [types[n] for n in names])
+        return [*pre, f"DELETE FROM {table} WHERE {_where(names, vals, null_safe=True)}"
+                " LIMIT 1;", *post]
+
+
+def _where(cols: list[str], refs: Iterable[str], null_safe: bool = False) -> str:
     op = "<=>" if null_safe else "="
-    return " AND ".join(f"{quote(c)} {op} {literal(v)}" for c, v in zip(cols, vals,
-                                                                         strict=True))
+    return " AND ".join(f"{quote(c)} {op} {r}" for c, r in zip(cols, refs, strict=True))
 
 
 def statement(plan: TablePlan, d: RowDiff) -> str:
-    names = [c.target for c in plan.columns]
-    table = plan.qualified
-    key_names = list(plan.key_names)
-    if d.kind == MISSING:
-        assert d.expected is not None
-        cols = ", ".join(quote(n) for n in names)
-        vals = ", ".join(literal(v) for v in d.expected)
-        verb = "REPLACE" if plan.key else "INSERT"
-        return f"{verb} INTO {table} ({cols}) VALUES ({vals});"
-    if d.kind == MISMATCHED and plan.key:
-        sets = ", ".join(f"{quote(c.column)} = {literal(c.expected)}" for c in d.columns)
-        return f"UPDATE {table} SET {sets} WHERE {_where(key_names, d.key)};"
-    if d.kind == EXTRA and plan.key:
-        return f"DELETE FROM {table} WHERE {_where(key_names, d.key)};"
-    row = d.actual if d.actual is not None else d.key
-    return f"DELETE FROM {table} WHERE {_where(names, row, null_safe=True)} LIMIT 1;"
+    return "\n".join(Script().statement(plan, d))
 
 
-def repair_lines(plan: TablePlan, diffs: Iterable[RowDiff]) -> list[str]:
+def repair_lines(plan: TablePlan, diffs: Iterable[RowDiff],
+                 script: Script | None = None) -> list[str]:
+    script = script or Script()
     out: list[str] = []
     for d in diffs:
         if d.kind not in (MISSING, EXTRA, MISMATCHED):
             continue
         try:
-            out.append(statement(plan, d))
+            out.extend(script.statement(plan, d))
         except NoLiteral as exc:
-            out.append(f"-- {plan.name} key {d.key!r}: no statement, {exc}")
+            out.append(f"-- no statement for key {comment_text(repr(d.key))}: "
+                       f"{comment_text(str(exc))}")
     return out
 
 
 HEADER = """\
+SET sql_mode = '{mode}';
+SET NAMES utf8mb4;
+SET time_zone = '+00:00';
 -- repair.sql written by `reconcile run` at {at}. NOT executed.
 -- Review it, then run it on the REPLICA ({target}), e.g.
 --   mariadb -h HOST -P PORT -u USER -p < repair.sql
--- Values are the source's, converted by the applier's rules. Run it while the applier is
--- stopped or caught up: a row the source changes meanwhile is replicated over it anyway.
-SET NAMES utf8mb4;
-SET time_zone = '+00:00';
+-- Values are the source's, converted by the applier's rules, as hex literals. Run it while
+-- the applier is stopped or caught up: a row the source changes meanwhile is replicated
+-- over it anyway. One transaction: an error leaves the replica as it was.
+START TRANSACTION;
 """
 
 
 def render(at: str, target: str, sections: list[tuple[str, list[str]]]) -> str:
-    parts = [HEADER.format(at=at, target=target)]
-    for name, lines in sections:
+    parts = [HEADER.format(mode=SQL_MODE, at=comment_text(at), target=comment_text(target))]
+    for n, (name, lines) in enumerate(sections, start=1):
         if lines:
-            parts.append(f"\n-- {name}\n" + "\n".join(lines) + "\n")
+            parts.append(f"\n-- table {n}: {comment_text(name)}\n" + "\n".join(lines) + "\n")
     if not any(lines for _, lines in sections):
         parts.append("\n-- nothing to repair\n")
+    parts.append("COMMIT;\n")
     return "".join(parts)

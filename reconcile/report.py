@@ -11,6 +11,7 @@ import uuid
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
+from hashlib import sha256
 from pathlib import Path
 
 from applier.types import ENUMSET, SqlType
@@ -21,6 +22,7 @@ from reconcile.plan import TablePlan
 log = logging.getLogger(__name__)
 
 SAMPLE_LIMIT = 1000  # differences listed per table and kind
+SHOWN = 1000  # characters or bytes of a long value shown in a sample
 
 
 def display(v, t: SqlType | None = None):
@@ -34,11 +36,16 @@ def display(v, t: SqlType | None = None):
             return t.members[v - 1] if 0 < v <= len(t.members) else ("" if v == 0 else v)
         return ",".join(m for i, m in enumerate(t.members) if v >> i & 1)
     if isinstance(v, Decimal):
-        return str(v)
+        return format(v, "f")  # every digit, never an exponent
     if isinstance(v, float):
         return v if math.isfinite(v) else repr(v)
     if isinstance(v, bytes):
+        if len(v) > SHOWN:
+            return f"0x{v[:SHOWN].hex()}... ({len(v)} bytes, sha256 {sha256(v).hexdigest()})"
         return "0x" + v.hex()
+    if isinstance(v, str) and len(v) > SHOWN:
+        data = v.encode("utf-8", "surrogatepass")
+        return f"{v[:SHOWN]}... ({len(v)} characters, sha256 {sha256(data).hexdigest()})"
     return v
 
 
@@ -114,6 +121,7 @@ class RunReport:
     tables: tuple[TableReport, ...]
     positions: dict = field(default_factory=dict)
     errors: tuple[str, ...] = ()
+    servers: dict = field(default_factory=dict)  # flavour, version, hashes; the hash used
 
     @property
     def consistent(self) -> bool:
@@ -123,10 +131,17 @@ class RunReport:
     def failed(self) -> bool:
         return bool(self.errors) or any(t.error for t in self.tables)
 
+    @property
+    def diverged(self) -> bool:
+        """At least one confirmed difference: a verdict even if another table failed."""
+        return any(t.missing_on_replica or t.extra_on_replica or t.mismatched
+                   for t in self.tables)
+
     def to_dict(self) -> dict:
         return {"consistent": self.consistent, "started_at": self.started_at,
                 "finished_at": self.finished_at, "source": self.source,
-                "replica": self.replica, "positions": self.positions,
+                "replica": self.replica, "servers": self.servers,
+                "positions": self.positions,
                 "errors": list(self.errors), "tables": [t.to_dict() for t in self.tables]}
 
 

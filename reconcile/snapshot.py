@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from urllib.parse import quote as urlquote
@@ -18,6 +17,7 @@ from urllib.parse import quote as urlquote
 from applier.config import ServerConfig
 from reconcile.compare import Digest, RowDiff, diff_group
 from reconcile.expected import MASK64, row_hash
+from reconcile.logsafe import scrub
 from reconcile.plan import SOURCE, TablePlan
 
 log = logging.getLogger(__name__)
@@ -39,7 +39,7 @@ class Jdbc:
 
 def redact(text: str) -> str:
     """Remove passwords from a JDBC URL or any text that may hold one."""
-    return re.sub(r"(?i)(password\w*=)[^&;\s]*", r"\1***", text)
+    return scrub(text)
 
 
 def default_jar() -> str | None:
@@ -85,12 +85,13 @@ def _digest_parts(spark, jdbc: Jdbc, plan: TablePlan, side: str, preds: list[str
     idx = plan.python_indexes()
     names = [f"rc__{i}" for i in idx]
     convert = conv.expected if side == SOURCE else conv.actual
+    algo = plan.hash
 
     def digest(part: int, it):
         n = s = 0
         for r in it:
             n += 1
-            s += row_hash(convert([r[c] for c in names], idx), r["rc__p"])
+            s += row_hash(convert([r[c] for c in names], idx), algo, r["rc__p"])
         yield (tag, part), (n, s & MASK64)
 
     return df.rdd.mapPartitionsWithIndex(digest)

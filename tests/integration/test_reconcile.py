@@ -20,6 +20,8 @@ from click.testing import CliRunner
 
 from reconcile import job
 from reconcile.cli import main
+from reconcile.positions import source_position
+from tests.integration import repairsql
 from tests.integration.harness import toml_config
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
@@ -168,15 +170,9 @@ def test_injected_divergence_is_reported_exactly_and_repaired(spark, source_db, 
     assert _keys(t["nokey"], "extra") == [{"a": 3, "b": "c"}]
     assert t["nokey"].mismatched == 0
 
-    _apply(target_db, (folder / "repair.sql").read_text())
+    repairsql.apply(target_db.server, folder / "repair.sql")
     again, _ = job.run(config)
     assert again.consistent, [(x.table, x.samples) for x in again.tables]
-
-
-def _apply(db, sql: str) -> None:
-    for line in sql.splitlines():
-        if line.strip() and not line.startswith("--"):
-            db.execute(line)
 
 
 def test_cli_exit_statuses(spark, source_db, target_db, applier_config, tmp_path):
@@ -200,7 +196,8 @@ def test_cli_exit_statuses(spark, source_db, target_db, applier_config, tmp_path
 class Copier(threading.Thread):
     """A stand-in for the applier while it does not exist yet: every `period` seconds it
     reads the source table in a consistent snapshot together with the binlog position of
-    that snapshot (MariaDB's binlog_snapshot_file/pos), waits `delay` seconds (lag), then
+    that snapshot (taken under FLUSH TABLES WITH READ LOCK, as mysqldump does: both
+    flavours), waits `delay` seconds (lag), then
     writes the converted rows (v INT -> TINYINT saturates) to the replica and advances the
     checkpoint row IN THE SAME TRANSACTION, as the applier does."""
 
@@ -214,13 +211,16 @@ class Copier(threading.Thread):
 
     def snapshot(self):
         with self.src.cursor() as cur:
-            cur.execute("START TRANSACTION WITH CONSISTENT SNAPSHOT")
-            cur.execute("SHOW STATUS LIKE 'binlog_snapshot_%'")
-            status = dict(cur.fetchall())
+            cur.execute("FLUSH TABLES WITH READ LOCK")
+            try:
+                cur.execute("START TRANSACTION WITH CONSISTENT SNAPSHOT")
+                pos = source_position(self.src)
+            finally:
+                cur.execute("UNLOCK TABLES")
             cur.execute("SELECT id, v, s FROM w")
             rows = cur.fetchall()
         self.src.commit()
-        return status["Binlog_snapshot_file"], int(status["Binlog_snapshot_position"]), rows
+        return pos.file, pos.pos, rows
 
     def apply(self, file: str, pos: int, rows) -> None:
         conv = [(i, None if v is None else max(-128, min(127, v)), s) for i, v, s in rows]

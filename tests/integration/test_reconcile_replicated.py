@@ -27,6 +27,7 @@ from applier.errors import ExitStatus
 from reconcile import positions
 from reconcile.cli import main as reconcile_main
 from reconcile.positions import BinlogPos, replica_position, source_position
+from tests.integration import repairsql
 from tests.integration.harness import APPLIER, toml_config, wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
@@ -256,10 +257,7 @@ def test_divergence_on_the_replica_is_reported_exactly_and_repaired(spark, repli
     rounds = tables["ints"]["positions"]
     assert rounds and rounds[0]["replica"] == rounds[0]["source"]
 
-    repair = (folder / "repair.sql").read_text()
-    for line in repair.splitlines():
-        if line.strip() and not line.startswith("--"):
-            target_db.execute(line)
+    repairsql.apply(target_db.server, folder / "repair.sql")
     code, again, _, output = _reconcile(config)
     assert code == 0, output
     for t in again["tables"]:

@@ -17,13 +17,19 @@ from reconcile.compare import (
     digest_of,
     settle,
 )
-from reconcile.expected import RowConverter, normalize, parse, row_hash
+from reconcile.expected import RowConverter, normalize, parse
+from reconcile.expected import row_hash as _row_hash
+from reconcile.hashing import MD5
 from reconcile.plan import SOURCE, TARGET, build_plan
 from reconcile.positions import BinlogPos
 from reconcile.report import display
 from reconcile.snapshot import redact
 
 NAMES = ["id", "v"]
+
+
+def row_hash(values: tuple) -> int:
+    return _row_hash(values, MD5)
 
 
 def test_digest_is_order_independent_and_does_not_cancel_duplicates():
@@ -95,7 +101,8 @@ def test_normalize_is_how_the_target_stores():
 
 def test_parse_reads_the_value_model():
     assert parse("-5", SqlType("int")) == -5
-    assert parse("0102", SqlType("varbinary", length=4)) == b"\x01\x02"
+    assert parse(b"\x01\x02", SqlType("varbinary", length=4)) == b"\x01\x02"
+    assert parse(bytearray(b"{}"), SqlType("json")) == b"{}"
     assert parse("3", SqlType("enum", members=("a", "b", "c"))) == 3
     assert parse(None, SqlType("int")) is None
 
@@ -135,10 +142,11 @@ def test_repair_statements():
     (mism,) = diff_group((2,), [(2, "a")], [(2, "b")], ["id", "s"])
     (extra,) = diff_group((3,), [], [(3, None)], ["id", "s"])
     lines = repair.repair_lines(plan, [missing, mism, extra])
-    assert lines == ["REPLACE INTO `db`.`t` (`id`, `s`) VALUES (1, _utf8mb4'it\\'s');",
-                     "UPDATE `db`.`t` SET `s` = _utf8mb4'a' WHERE `id` = 2;",
+    assert lines == ["REPLACE INTO `db`.`t` (`id`, `s`) VALUES (1, _utf8mb4 X'69742773');",
+                     "UPDATE `db`.`t` SET `s` = _utf8mb4 X'61' WHERE `id` = 2;",
                      "DELETE FROM `db`.`t` WHERE `id` = 3;"]
     assert repair.literal(b"\x00\xff") == "X'00ff'" and repair.literal(None) == "NULL"
+    assert repair.literal(b"") == "X''" and repair.literal("") == "_utf8mb4 X''"
 
 
 def test_positions_compare_by_file_number_then_offset():
