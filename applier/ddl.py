@@ -66,7 +66,8 @@ class StatementApplier:
 
     def apply(self, cur, stmt: Statement, end: Position) -> bool:
         """Apply one statement; True when the target's definitions may have changed."""
-        info = classify_statement(stmt.sql, stmt.schema, self.dialect(stmt))
+        source = stmt.session.flavor == "mariadb" if stmt.session else None
+        info = classify_statement(stmt.sql, stmt.schema, self.dialect(stmt), source)
         if info.kind == DML:
             raise ReplicationStopped(
                 f"Statement-based DML at {end} cannot be applied to a target whose tables "

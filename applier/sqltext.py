@@ -39,7 +39,7 @@ class Dialect:
     """How the server that executes the text reads it."""
 
     mariadb: bool = False
-    version: int | None = None  # e.g. 90704 or 101119; None: every executable comment runs
+    version: int | None = None  # e.g. 90704 or 101119; None: any version of the flavour
     ansi_quotes: bool = False
     no_backslash_escapes: bool = False
 
@@ -56,7 +56,10 @@ class Token:
 
 
 def version_number(server_version: str) -> int:
-    """'10.11.19-MariaDB-0+deb12u1' -> 101119; '9.7.4-2' -> 90704."""
+    """'10.11.19-MariaDB-0+deb12u1' -> 101119; '9.7.4-2' -> 90704. MariaDB's handshake
+    says '5.5.5-10.11.19-MariaDB...' (a prefix for old replicas): the prefix is dropped."""
+    if server_version.startswith("5.5.5-") and "mariadb" in server_version.lower():
+        server_version = server_version[len("5.5.5-"):]
     head = server_version.split("-", 1)[0]
     parts = (head.split(".") + ["0", "0"])[:3]
     nums = []
@@ -119,8 +122,7 @@ class _Lexer:
         if s.startswith("/*!", start) or mariadb_form:
             pos = start + (4 if mariadb_form else 3)
             version, pos = self._version(pos, mariadb_form)
-            foreign = mariadb_form and not self.d.mariadb and self.d.version is not None
-            if foreign or not self._runs(version, mariadb_form):
+            if (mariadb_form and not self.d.mariadb) or not self._runs(version, mariadb_form):
                 self._skip_comment(start)
                 return
             if self.in_executable:  # nested executable comments: read as content
@@ -151,7 +153,7 @@ class _Lexer:
         return None, pos
 
     def _runs(self, version: int | None, mariadb_form: bool) -> bool:
-        if version is None or self.d.version is None:  # no server: the widest reading
+        if version is None:
             return True
         if self.d.mariadb and not mariadb_form and version in MYSQL_ONLY_VERSIONS:
             return False

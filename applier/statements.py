@@ -131,19 +131,24 @@ class _Unreadable(Exception):
     pass
 
 
-def classify_statement(sql: str, schema: str, dialect: Dialect | None = None) -> StatementInfo:
-    """Read ``sql`` (run with default database ``schema``) as ``dialect``'s server does."""
+def classify_statement(sql: str, schema: str, dialect: Dialect | None = None,
+                       source_mariadb: bool | None = None) -> StatementInfo:
+    """Read ``sql`` (run with default database ``schema``) as ``dialect``'s server does.
+
+    ``source_mariadb``: the source's flavour when known. When it differs from the
+    target's, executable comments may read differently on the two (MariaDB skips
+    ``/*!50700``..``/*!99999``, MySQL skips ``/*M!``): if the source's reading is DDL and
+    differs from the target's, the statement is UNKNOWN (never silently skipped)."""
     dialect = dialect or Dialect()
     info = _classify(sql, schema, dialect)
-    if has_executable_comment(sql) and dialect.version is not None:
-        # the source may have executed versioned comments this target skips: when both
-        # readings differ for something DDL, the statement cannot be applied faithfully
-        every = _classify(sql, schema, Dialect(dialect.mariadb, None, dialect.ansi_quotes,
-                                               dialect.no_backslash_escapes))
-        if every.kind in (DDL, UNKNOWN) and every != info:
-            return StatementInfo(UNKNOWN, every.action, every.tables + info.tables,
-                                 reason="versioned comments that the target server skips "
-                                        "change what the statement does")
+    if (source_mariadb is not None and source_mariadb != dialect.mariadb
+            and has_executable_comment(sql)):
+        theirs = _classify(sql, schema, Dialect(source_mariadb, None, dialect.ansi_quotes,
+                                                dialect.no_backslash_escapes))
+        if theirs.kind in (DDL, UNKNOWN) and theirs != info:
+            return StatementInfo(UNKNOWN, theirs.action, theirs.tables + info.tables,
+                                 reason="the target server skips executable comments that "
+                                        "the source's flavour runs")
     return info
 
 
@@ -342,8 +347,14 @@ def is_sensitive(sql: str) -> bool:
     """True for statements that may hold credentials: CREATE/ALTER/DROP USER or SERVER,
     GRANT, SET PASSWORD, CHANGE MASTER / REPLICATION SOURCE, START SLAVE/REPLICA, and any
     with IDENTIFIED, or PASSWORD followed by a value (``PASSWORD('x')``, ``= 'x'``)."""
+    if "IDENTIFIED" in sql.upper():
+        return True  # wherever it is, comments included
+    return any(_sensitive_tokens(sql, Dialect(mariadb=m)) for m in (False, True))
+
+
+def _sensitive_tokens(sql: str, dialect: Dialect) -> bool:
     try:
-        tokens = tokenize(sql, Dialect())
+        tokens = tokenize(sql, dialect)
     except SqlTextError:
         return True  # unreadable: assume the worst
     words = [t.text.upper() for t in tokens if t.kind == WORD]
@@ -355,8 +366,6 @@ def is_sensitive(sql: str) -> bool:
             and any(w in ("USER", "SERVER") for w in words[1:4])):
         return True
     for k, tok in enumerate(tokens):
-        if tok.is_word("IDENTIFIED"):
-            return True
         if tok.is_word(*_SENSITIVE_WORDS) and k + 1 < len(tokens):
             nxt = tokens[k + 1]
             if nxt.kind == STRING or nxt.text in ("=", "("):

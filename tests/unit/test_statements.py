@@ -76,22 +76,31 @@ def test_temporary_tables_are_marked():
 
 
 @pytest.mark.parametrize("sql, on_mariadb, on_mysql", [
-    ("/*!40000 ALTER TABLE t ADD d INT */", True, True),
-    ("/*! ALTER TABLE t ADD d INT */", True, True),
-    ("/*!90704 ALTER TABLE t ADD d INT */", None, True),  # MariaDB skips 50700-99999
-    ("/*!90705 ALTER TABLE t ADD d INT */", None, None),  # newer than this MySQL
-    ("/*!100100 ALTER TABLE t ADD d INT */", True, None),  # six digits: 10.1.0
-    ("/*M!100000 ALTER TABLE t ADD d INT */", True, None),  # MariaDB's own form
-    ("/*M!101120 ALTER TABLE t ADD d INT */", None, None),
-    ("/* ALTER TABLE t ADD d INT */", False, False),  # a plain comment
+    ("/*!40000 ALTER TABLE t ADD d INT */", DDL, DDL),
+    ("/*! ALTER TABLE t ADD d INT */", DDL, DDL),
+    ("/*!90704 ALTER TABLE t ADD d INT */", OTHER, DDL),  # MariaDB skips 50700-99999
+    ("/*!90705 ALTER TABLE t ADD d INT */", OTHER, OTHER),  # newer than this MySQL
+    ("/*!100100 ALTER TABLE t ADD d INT */", DDL, OTHER),  # six digits: 10.1.0
+    ("/*M!100000 ALTER TABLE t ADD d INT */", DDL, OTHER),  # MariaDB's own form
+    ("/*M!101120 ALTER TABLE t ADD d INT */", OTHER, OTHER),
+    ("/* ALTER TABLE t ADD d INT */", OTHER, OTHER),  # a plain comment
 ])
 def test_versioned_comments_by_flavour_and_version(sql, on_mariadb, on_mysql):
-    """True: read as DDL; False: nothing (a comment for every server); None: the target
-    skips what the source may have executed: UNKNOWN, never silently skipped."""
-    for dialect, expected in ((MARIADB, on_mariadb), (MYSQL, on_mysql)):
-        info = classify_statement(sql, "db", dialect)
-        want = {True: DDL, False: OTHER, None: UNKNOWN}[expected]
-        assert info.kind == want, (dialect, info)
+    assert classify_statement(sql, "db", MARIADB).kind == on_mariadb
+    assert classify_statement(sql, "db", MYSQL).kind == on_mysql
+
+
+@pytest.mark.parametrize("sql, source_mariadb, target", [
+    ("/*!50700 ALTER TABLE t ADD d INT */", False, MARIADB),  # MySQL ran it, MariaDB skips
+    ("ALTER TABLE t ADD a INT /*!80000 , ADD b INT */", False, MARIADB),
+    ("/*M!100000 ALTER TABLE t ADD d INT */", True, MYSQL),  # MariaDB ran it, MySQL skips
+])
+def test_a_statement_the_target_reads_otherwise_than_the_source_is_unknown(
+        sql, source_mariadb, target):
+    info = classify_statement(sql, "db", target, source_mariadb)
+    assert info.kind == UNKNOWN and ("db", "t") in info.tables
+    same = classify_statement(sql, "db", target, target.mariadb)  # same flavour: as read
+    assert same.kind != UNKNOWN
 
 
 def test_mysql_reads_six_digits_only_before_whitespace():
@@ -124,6 +133,7 @@ def test_unreadable_ddl_is_unknown_with_the_names_it_may_touch():
 
 def test_version_number():
     assert version_number("10.11.19-MariaDB-0+deb12u1") == 101119
+    assert version_number("5.5.5-10.11.19-MariaDB-0+deb12u1") == 101119  # handshake form
     assert version_number("9.7.4-2") == 90704
     assert version_number("8.0.36") == 80036
 

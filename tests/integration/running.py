@@ -1,0 +1,62 @@
+"""A real `applier start --foreground` process for a test's Replica, its status as
+`applier status` computes it, and its end (exit status and output)."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+from pathlib import Path
+
+from applier.config import load_config
+from applier.status import collect_status
+from tests.integration.harness import APPLIER, Replica, toml_config, wait_for
+
+
+def write_config(replica: Replica, path: Path, *, extra: str = "", **replication) -> Path:
+    path.write_text(toml_config(replica.config(**replication)) + extra)
+    path.chmod(0o600)
+    return path
+
+
+class Foreground:
+    """``applier start --foreground`` for a configuration file, until it ends."""
+
+    def __init__(self, config: Path):
+        self.config = config
+        self.proc = subprocess.Popen([*APPLIER, "start", "--foreground", "--config",
+                                      str(config)], stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True)
+        self.stdout = self.stderr = ""
+
+    def status(self) -> dict:
+        return collect_status(load_config(self.config))
+
+    def wait_running(self) -> dict:
+        return wait_for("the daemon to run", lambda: (
+            self.proc.poll() is None and self.status().get("state") == "running"
+            and self.status()))
+
+    def wait_exit(self, timeout: float = 180) -> int:
+        try:
+            self.stdout, self.stderr = self.proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.stdout, self.stderr = self.proc.communicate()
+            raise
+        return self.proc.returncode
+
+    def stop(self) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        return self.wait_exit()
+
+    def __enter__(self) -> Foreground:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.proc.poll() is None:
+            self.stop()
+
+
+def run_cli(*args: str, timeout: float = 180) -> subprocess.CompletedProcess:
+    return subprocess.run([*APPLIER, *args], capture_output=True, text=True, timeout=timeout)
