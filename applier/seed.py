@@ -49,8 +49,8 @@ from applier.seed_plan import (
     SeedTable,
     bounds_from_chunks,
     chunk_range,
-    equal_width_bounds,
     split_column,
+    walk_bounds,
 )
 from applier.seed_store import SeedStore
 from applier.snapshot_position import SnapshotPoint
@@ -166,11 +166,19 @@ def _plan_table(src, sdef, tdef, chunk_rows: int) -> tuple[SeedTable, int]:
     key = split_column(sdef)
     bounds: list[int] = []
     if key is not None:
-        col = quote(source.columns[key].name)
-        lo, hi = _rows(src, f"SELECT MIN({col}), MAX({col}) FROM "
-                       f"{qualified(sdef.schema, sdef.table)}")[0]
-        if lo is not None:
-            bounds = equal_width_bounds(int(lo), int(hi), estimate, chunk_rows)
+        col, table = quote(source.columns[key].name), qualified(sdef.schema, sdef.table)
+
+        def key_at(start: int | None, n: int) -> int | None:
+            where = f"WHERE {col} >= {int(start)} " if start is not None else ""
+            got = _rows(src, f"SELECT {col} FROM {table} {where}ORDER BY {col} "
+                        f"LIMIT 1 OFFSET {int(n)}")
+            return int(got[0][0]) if got else None
+
+        def key_after(v: int) -> int | None:
+            got = _rows(src, f"SELECT MIN({col}) FROM {table} WHERE {col} > {int(v)}")
+            return None if got[0][0] is None else int(got[0][0])
+
+        bounds = walk_bounds(key_at, key_after, chunk_rows)
     return SeedTable(source, tdef, key, tuple(bounds)), estimate
 
 
@@ -207,13 +215,17 @@ def run_seed(cfg: Config, opt: Options, out=sys.stderr) -> SnapshotPoint:
         run = store.load(tgt)
         resume = run is not None and run.state == "copying" and opt.force != "truncate"
         if resume:
-            tables, estimates = _resume_plan(store, tgt, run, names, sdefs, tdefs, run_id)
+            tables, estimates = _resume_plan(store, tgt, run, names, sdefs, tdefs, run_id,
+                                             out)
         else:
             tables, estimates = _fresh_plan(store, src, tgt, run, names, sdefs, tdefs,
                                             opt, run_id)
-        point = _copy(cfg, opt, flavor, store, tgt, run_id, tables, estimates, out)
+        earlier = sum(c.done for c in store.chunks(tgt))
+        point, rows = _copy(cfg, opt, flavor, store, tgt, run_id, tables, estimates, out)
         store.finish(tgt, Checkpoint(r.checkpoint_table, r.server_id), run_id, point)
         print(f"seed: done at {point}" + (f" (GTID {point.gtid})" if point.gtid else "")
+              + f"; {rows} rows copied by this run" + (
+                  f", {earlier} chunks by an earlier one" if earlier else "")
               + "; `applier start` continues from there", file=out, flush=True)
         return point
     finally:
@@ -247,14 +259,14 @@ def _fresh_plan(store, src, tgt, run, names, sdefs, tdefs, opt: Options, run_id:
         t, est = _plan_table(src, sdefs[n], tdefs[n], opt.chunk_rows)
         tables.append(t)
         estimates[t.name] = est
-        per = est // t.chunks
+        per = est // t.chunks if t.key_index is None else opt.chunk_rows
         chunks += [(t.name, i, *chunk_range(t.bounds, i), per) for i in range(t.chunks)]
     chunks.sort(key=lambda c: -c[4])  # biggest first: the readers finish together
     store.start(tgt, run_id, [{"table": t.name, "key": t.key_name()} for t in tables], chunks)
     return tables, estimates
 
 
-def _resume_plan(store, tgt, run, names, sdefs, tdefs, run_id: str):
+def _resume_plan(store, tgt, run, names, sdefs, tdefs, run_id: str, out):
     recorded = [tuple(t["table"].split(".", 1)) for t in run.tables]
     if sorted(recorded) != sorted(names):
         raise SeedFailed("an unfinished seed of other tables exists (" + ", ".join(
@@ -278,23 +290,26 @@ def _resume_plan(store, tgt, run, names, sdefs, tdefs, run_id: str):
         estimates[spec["table"]] = 0
     done = sum(c.done for c in store.chunks(tgt))
     print(f"seed: resuming ({done} chunks copied earlier are not copied again)",
-          file=sys.stderr, flush=True)
+          file=out, flush=True)
     return tables, estimates
 
 
 def _copy(cfg: Config, opt: Options, flavor: str, store: SeedStore, tgt, run_id: str,
-          tables: list[SeedTable], estimates: dict, out) -> SnapshotPoint:
+          tables: list[SeedTable], estimates: dict, out) -> tuple[SnapshotPoint, int]:
     from applier.seed_spark import SeedJob, run_readers, slots, spark_session
 
     pending = sum(not c.done for c in store.chunks(tgt))
     run = store.load(tgt)
     if pending == 0 and run is not None and run.point is not None:
-        return run.point  # everything copied; only the checkpoint was missing
+        return run.point, 0  # everything copied; only the checkpoint was missing
     r = cfg.replication
     job = SeedJob(cfg.source, cfg.target, flavor, r.server_id, r.checkpoint_table, run_id,
                   tuple(tables), r.type_conversions, r.column_mapping,
                   r.exec_mode.upper() == "IDEMPOTENT", opt.force == "keep")
+    from pyspark import SparkContext
+
     logging.getLogger("py4j").setLevel(logging.WARNING)
+    ours = SparkContext._active_spark_context is None  # else: the caller's to stop
     spark = spark_session(opt.master)
     try:
         readers = max(1, min(opt.readers or slots(spark), MAX_READERS, max(1, pending)))
@@ -308,7 +323,8 @@ def _copy(cfg: Config, opt: Options, flavor: str, store: SeedStore, tgt, run_id:
         finally:
             progress.stop()
     finally:
-        spark.stop()
+        if ours:
+            spark.stop()
     errors = [x["error"] for x in results if x["error"]]
     if errors:
         raise SeedFailed(errors[0]["message"], errors[0]["exit"])
@@ -316,7 +332,7 @@ def _copy(cfg: Config, opt: Options, flavor: str, store: SeedStore, tgt, run_id:
     left = sum(not c.done for c in store.chunks(tgt))
     if left:
         raise SeedFailed(f"{left} chunks were not copied; run `applier seed` again")
-    return point
+    return point, sum(x["rows"] for x in results)
 
 
 class Progress(threading.Thread):

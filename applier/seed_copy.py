@@ -156,8 +156,11 @@ def copy_pending(store: SeedStore, run_id: str, point: SnapshotPoint, src_conn, 
                     time.sleep(wait)
                     continue
                 started = time.monotonic()
-                n = copy_chunk(src_conn, cur, _reader(readers, claimed), claimed.lo,
-                               claimed.hi, keep=keep)
+                try:
+                    n = copy_chunk(src_conn, cur, _reader(readers, claimed), claimed.lo,
+                                   claimed.hi, keep=keep)
+                except pymysql.MySQLError as exc:
+                    raise _chunk_failed(exc, claimed) from exc
                 store.mark_done(cur, claimed.seq, n, round(time.monotonic() - started, 3))
             tgt_conn.commit()
         except BaseException:
@@ -168,6 +171,19 @@ def copy_pending(store: SeedStore, run_id: str, point: SnapshotPoint, src_conn, 
             raise
         chunks += 1
         rows += n
+
+
+def _chunk_failed(exc: pymysql.MySQLError, chunk: ChunkRow) -> ReplicationStopped:
+    code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else 0
+    message = exc.args[-1] if exc.args else str(exc)
+    where = f"copying chunk {chunk.chunk} of {chunk.table} ([{chunk.lo}, {chunk.hi}))"
+    if code == 1062:
+        hint = ("the target already holds a row with that key: empty the table (--force "
+                "truncate) or keep the target's rows (--force keep)")
+    else:
+        hint = "fix the target table so that it accepts the rows"
+    return ReplicationStopped(f"{where} failed: {message}, Error_code: {code} — {hint}, then "
+                              "run `applier seed` again: it resumes with this chunk", code=code)
 
 
 def _reader(readers: dict[str, ChunkReader], chunk: ChunkRow) -> ChunkReader:

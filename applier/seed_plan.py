@@ -2,7 +2,9 @@
 a chunk in the applier's value model, and which chunk a key value falls in.
 
 A table is split on the FIRST column of its primary key (else of a unique key whose columns
-are all NOT NULL) when that column is an integer: chunk i holds the rows whose value v
+are all NOT NULL) when that column is an integer, every CHUNK_ROWS rows in key order (the
+boundaries are found by walking the index, so skewed keys make no giant chunk): chunk i
+holds the rows whose value v
 satisfies bounds[i-1] <= v < bounds[i] (the first and the last chunk are open-ended, so no
 row is outside every chunk). The same comparison is done in SQL (to read a chunk) and in
 Python (to tell whether a binlog row image falls in a chunk already copied); integers
@@ -19,7 +21,6 @@ digits); temporals as MySQL prints them (in a UTC session); ENUM/SET as their nu
 from __future__ import annotations
 
 import bisect
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -67,13 +68,26 @@ def split_column(source_def: TableDef) -> int | None:
     return first.index if first.type.group == INTEGER else None
 
 
-def equal_width_bounds(lo: int, hi: int, rows: int, chunk_rows: int = CHUNK_ROWS) -> list[int]:
-    """Boundaries splitting [lo, hi] into about rows / chunk_rows equally wide chunks."""
-    n = max(1, math.ceil(max(rows, 0) / max(1, chunk_rows)))
-    if n <= 1 or hi <= lo:
-        return []
-    step = max(1, math.ceil((hi - lo + 1) / n))
-    return list(range(lo + step, hi + 1, step))
+def walk_bounds(key_at: Callable[[int | None, int], int | None],
+                key_after: Callable[[int], int | None], chunk_rows: int = CHUNK_ROWS,
+                max_chunks: int = 1_000_000) -> list[int]:
+    """Boundaries every `chunk_rows` rows in key order, whatever the key distribution.
+
+    key_at(start, n): the key n rows after the first key >= start (None: the smallest),
+    None when fewer rows remain; key_after(v): the smallest key > v, or None. A value
+    repeated more than chunk_rows times (the first column of a composite key) is not cut:
+    the boundary moves to the next distinct value."""
+    bounds: list[int] = []
+    start = key_at(None, 0)  # the smallest key
+    while start is not None and len(bounds) < max_chunks:
+        b = key_at(start, max(1, chunk_rows))
+        if b is not None and b <= start:
+            b = key_after(start)
+        if b is None:
+            break
+        bounds.append(b)
+        start = b
+    return bounds
 
 
 def chunk_of(bounds: Sequence[int], value: int) -> int:

@@ -51,7 +51,7 @@ from applier.snapshot_position import (
 from applier.target import connect
 
 log = logging.getLogger(__name__)
-ATTEMPTS = 8
+ATTEMPTS = 4
 
 
 @dataclass(frozen=True)

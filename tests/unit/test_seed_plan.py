@@ -16,9 +16,9 @@ from applier.seed_plan import (
     chunk_range,
     chunk_where,
     decoder,
-    equal_width_bounds,
     read_expr,
     split_column,
+    walk_bounds,
 )
 from applier.seed_replay import filter_changes
 from applier.snapshot_position import position_key
@@ -55,12 +55,37 @@ def test_no_split_on_nullable_unique_key_or_plain_index_or_string_key():
 
 # --- boundaries and membership ----------------------------------------------------------
 
-def test_equal_width_bounds():
-    assert equal_width_bounds(1, 100, rows=100, chunk_rows=25) == [26, 51, 76]
-    assert equal_width_bounds(1, 100, rows=10, chunk_rows=25) == []  # one chunk
-    assert equal_width_bounds(5, 5, rows=1000, chunk_rows=10) == []  # one value
-    assert equal_width_bounds(-10, 9, rows=4, chunk_rows=2) == [0]
-    assert equal_width_bounds(0, 3, rows=100, chunk_rows=1) == [1, 2, 3]  # never width 0
+def _walker(keys):
+    """key_at / key_after over a sorted list of key values (what the SQL returns)."""
+    keys = sorted(keys)
+
+    def key_at(start, n):
+        rest = [k for k in keys if start is None or k >= start]
+        return rest[n] if n < len(rest) else None
+
+    def key_after(v):
+        return next((k for k in keys if k > v), None)
+
+    return key_at, key_after
+
+
+def test_walk_bounds_cuts_every_chunk_rows_rows():
+    assert walk_bounds(*_walker(range(1, 101)), chunk_rows=25) == [26, 51, 76]
+    assert walk_bounds(*_walker(range(1, 101)), chunk_rows=100) == []  # one chunk
+    assert walk_bounds(*_walker([]), chunk_rows=10) == []
+
+
+def test_walk_bounds_with_skewed_keys_makes_no_giant_chunk():
+    keys = list(range(1, 1001)) + [10 ** 12, 10 ** 12 + 1]
+    bounds = walk_bounds(*_walker(keys), chunk_rows=100)
+    sizes = [sum(1 for k in keys if chunk_of(bounds, k) == i) for i in range(len(bounds) + 1)]
+    assert max(sizes) == 100 and sum(sizes) == len(keys)
+
+
+def test_walk_bounds_never_cuts_inside_a_repeated_value():
+    keys = [1] * 50 + [2] * 5 + [3] * 50  # first column of a composite key
+    bounds = walk_bounds(*_walker(keys), chunk_rows=10)
+    assert bounds == [2, 3]
 
 
 @pytest.mark.parametrize("bounds", [[], [10], [0, 5, 100], [-(2 ** 63), 2 ** 64 - 2]])
