@@ -292,8 +292,9 @@ def test_idle_foreground_daemon_pings_the_systemd_watchdog_and_stops_cleanly(mak
     try:
         got = _datagrams(sock, lambda g: any("READY=1" in m for m in g))
         got += _datagrams(sock, lambda g: sum(m == "WATCHDOG=1" for m in g) >= 3)
-        # nothing was written to the source: the pings came from idle heartbeats
-        assert ops.replica.checkpoint() is None
+        # nothing was written to the source: the pings came from idle heartbeats (the
+        # checkpoint holds only the position recorded at the first start)
+        assert ops.status()["transactions_applied"] == 0
         ops.note_cmdline(proc.pid)
         proc.send_signal(signal.SIGTERM)
         out, err = proc.communicate(timeout=120)
