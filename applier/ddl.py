@@ -22,16 +22,9 @@ from applier.checkpoint import Checkpoint
 from applier.errors import ReplicationStopped
 from applier.events import Position, Statement
 from applier.lookup import quote
+from applier.redact import Redacted, redact
 from applier.sqltext import Dialect
-from applier.statements import (
-    DML,
-    OTHER,
-    UNKNOWN,
-    Redacted,
-    StatementInfo,
-    classify_statement,
-    redact,
-)
+from applier.statements import DML, OTHER, UNKNOWN, StatementInfo, classify_statement
 from applier.target import error_code, flavor_of, translate, version_of
 
 log = logging.getLogger(__name__)

@@ -4,8 +4,9 @@ of statements that may hold credentials."""
 
 import pytest
 
+from applier.redact import is_sensitive, redact
 from applier.sqltext import Dialect, SqlTextError, tokenize, version_number
-from applier.statements import DDL, DML, OTHER, UNKNOWN, classify_statement, is_sensitive, redact
+from applier.statements import DDL, DML, OTHER, UNKNOWN, classify_statement
 
 MARIADB = Dialect(mariadb=True, version=101119)
 MYSQL = Dialect(version=90704)
