@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from applier import lookup
+from applier import jsonsql, lookup
 from applier.checkpoint import Checkpoint
 from applier.conversions import Mode
 from applier.ddl import StatementApplier
@@ -50,6 +50,7 @@ class Options:
 class TransactionApplier:
     def __init__(self, conn, checkpoint: Checkpoint, options: Options, totals: Totals):
         self.conn = conn
+        jsonsql.register(conn)  # MySQL JSON values bound with their types (not as text)
         self.checkpoint = checkpoint
         self.opt = options
         self.totals = totals

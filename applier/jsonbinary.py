@@ -1,122 +1,151 @@
-"""MySQL's binary JSON (the JSON column format in MySQL 5.7+ row images) as JSON text,
-formatted the way MySQL prints it. Pure. (MariaDB stores JSON as LONGTEXT.)"""
+"""MySQL's binary JSON (the JSON column format of MySQL 5.7+ row images) decoded into a
+typed document (applier.jsondoc), nothing lost: DECIMAL, DATE, TIME, DATETIME, TIMESTAMP,
+unsigned integers and opaque values keep their MySQL types. Pure.
+(MariaDB stores JSON as LONGTEXT: its values arrive as text.)
+
+Format (MySQL's json_binary.h): a type byte, then the value. Objects and arrays come in a
+small (2-byte offsets and sizes) and a large (4-byte) form: element count, byte size, for
+objects (key offset, key length) entries, then (type, inline value or offset) entries;
+offsets count from the container's start. Literals and 16-bit integers (and 32-bit ones in
+large containers) sit inline. Strings and opaque values have a variable-length length.
+"""
 
 from __future__ import annotations
 
-import base64
-import json
 import struct
 from typing import Any
 
-from applier import rowimage as ri
+from applier.bindecimal import decode_decimal
+from applier.jsondoc import (
+    T_DATE,
+    T_DATETIME,
+    T_NEWDECIMAL,
+    T_TIME,
+    T_TIMESTAMP,
+    JsonDecimal,
+    JsonDoc,
+    Opaque,
+    Temporal,
+    Unsigned,
+)
 
-# -- MySQL binary ri.JSON ------------------------------------------------------------------
+SMALL_OBJECT, LARGE_OBJECT, SMALL_ARRAY, LARGE_ARRAY = 0x00, 0x01, 0x02, 0x03
+LITERAL, INT16, UINT16, INT32, UINT32, INT64, UINT64 = 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0A
+DOUBLE, STRING, OPAQUE = 0x0B, 0x0C, 0x0F
+
+_INTS = {INT16: (2, True), UINT16: (2, False), INT32: (4, True), UINT32: (4, False),
+         INT64: (8, True), UINT64: (8, False)}
+_LITERALS = {0: None, 1: True, 2: False}
+_TEMPORALS = (T_DATE, T_TIME, T_DATETIME, T_TIMESTAMP)
+_MAX_DEPTH = 150  # deeper than MySQL allows (100): the bytes are corrupt
+
+
+class JsonBinaryError(ValueError):
+    """The bytes are not MySQL binary JSON."""
+
+
+def decode_json(raw: bytes) -> JsonDoc:
+    """MySQL's binary JSON as a typed document. An empty value (what MySQL keeps for a
+    NOT NULL JSON column added to existing rows) is JSON null, as MySQL reads it."""
+    if not raw:
+        return JsonDoc(None)
+    try:
+        return JsonDoc(_value(raw[0], memoryview(raw), 1, 0))
+    except (IndexError, struct.error, UnicodeDecodeError, ValueError) as exc:
+        raise JsonBinaryError(f"invalid binary JSON {bytes(raw[:32]).hex()}...: {exc}") from exc
 
 
 def json_text(raw: bytes) -> str:
-    """MySQL's binary ri.JSON as ri.JSON text, formatted the way MySQL prints it."""
-    if not raw:
-        raise ri.RowImageError("empty binary ri.JSON value")
-    return _dump(_json_value(raw[0], raw, 1))
+    """MySQL's binary JSON as JSON text, exactly as MySQL prints it."""
+    return decode_json(raw).text
 
 
-def _dump(value: Any) -> str:
-    if isinstance(value, _Raw):
-        return value.text
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{json.dumps(k, ensure_ascii=False)}: {_dump(v)}"
-                               for k, v in value.items()) + "}"
-    if isinstance(value, list):
-        return "[" + ", ".join(_dump(v) for v in value) + "]"
-    return json.dumps(value, ensure_ascii=False)
-
-
-class _Raw:
-    def __init__(self, text: str):
-        self.text = text
-
-
-_JSON_INTS = {0x05: (2, True), 0x06: (2, False), 0x07: (4, True), 0x08: (4, False),
-              0x09: (8, True), 0x0A: (8, False)}
-
-
-def _json_value(t: int, b: bytes, pos: int) -> Any:
-    if t in (0x00, 0x01, 0x02, 0x03):
-        return _json_container(t, b, pos)
-    if t == 0x04:
-        return {0: None, 1: True, 2: False}[b[pos]]
-    if t in _JSON_INTS:
-        n, signed = _JSON_INTS[t]
-        return int.from_bytes(b[pos:pos + n], "little", signed=signed)
-    if t == 0x0B:
+def _value(t: int, b: memoryview, pos: int, depth: int) -> Any:
+    if t in (SMALL_OBJECT, LARGE_OBJECT, SMALL_ARRAY, LARGE_ARRAY):
+        if depth > _MAX_DEPTH:
+            raise JsonBinaryError("nesting too deep")
+        return _container(t, b, pos, depth + 1)
+    if t == LITERAL:
+        if b[pos] not in _LITERALS:
+            raise JsonBinaryError(f"unknown literal {b[pos]:#x}")
+        return _LITERALS[b[pos]]
+    if t in _INTS:
+        n, signed = _INTS[t]
+        _need(b, pos, n)
+        v = int.from_bytes(b[pos:pos + n], "little", signed=signed)
+        return v if signed else Unsigned(v)
+    if t == DOUBLE:
         return struct.unpack_from("<d", b, pos)[0]
-    if t == 0x0C:
+    if t == STRING:
         length, pos = _varlen(b, pos)
-        return b[pos:pos + length].decode("utf-8")
-    if t == 0x0F:
-        return _json_opaque(b, pos)
-    raise ri.RowImageError(f"unknown ri.JSON value type {t:#x}")
+        _need(b, pos, length)
+        return str(b[pos:pos + length], "utf-8")
+    if t == OPAQUE:
+        return _opaque(b, pos)
+    raise JsonBinaryError(f"unknown value type {t:#x}")
 
 
-def _json_container(t: int, b: bytes, pos: int) -> Any:
-    large, is_obj = t in (0x01, 0x03), t in (0x00, 0x01)
+def _container(t: int, b: memoryview, pos: int, depth: int) -> Any:
+    large, is_object = t in (LARGE_OBJECT, LARGE_ARRAY), t in (SMALL_OBJECT, LARGE_OBJECT)
     w = 4 if large else 2
+    _need(b, pos, 2 * w)
     count = int.from_bytes(b[pos:pos + w], "little")
+    size = int.from_bytes(b[pos + w:pos + 2 * w], "little")
+    _need(b, pos, size)
     base, p = pos, pos + 2 * w
     keys = []
-    if is_obj:
+    if is_object:
         for _ in range(count):
             off = int.from_bytes(b[p:p + w], "little")
             klen = int.from_bytes(b[p + w:p + w + 2], "little")
-            keys.append(b[base + off:base + off + klen].decode("utf-8"))
+            _need(b, base + off, klen)
+            keys.append(str(b[base + off:base + off + klen], "utf-8"))
             p += w + 2
     values = []
     for _ in range(count):
-        vt, entry = b[p], b[p + 1:p + 1 + w]
-        inline = vt in (0x04, 0x05, 0x06) or (large and vt in (0x07, 0x08))
-        if inline:
-            values.append(_json_value(vt, entry, 0))
+        _need(b, p, 1 + w)
+        vt = b[p]
+        if vt == LITERAL or vt in (INT16, UINT16) or (large and vt in (INT32, UINT32)):
+            values.append(_value(vt, b, p + 1, depth))  # inline
         else:
-            values.append(_json_value(vt, b, base + int.from_bytes(entry, "little")))
+            off = int.from_bytes(b[p + 1:p + 1 + w], "little")
+            if off >= size:
+                raise JsonBinaryError(f"value offset {off} outside its container")
+            values.append(_value(vt, b, base + off, depth))
         p += 1 + w
-    return dict(zip(keys, values, strict=True)) if is_obj else values
+    return dict(zip(keys, values, strict=True)) if is_object else values
 
 
-def _json_opaque(b: bytes, pos: int) -> Any:
+def _opaque(b: memoryview, pos: int) -> Any:
     mysql_type = b[pos]
     length, pos = _varlen(b, pos + 1)
-    data = b[pos:pos + length]
-    if mysql_type == ri.NEWDECIMAL:
-        codec = ri.ColumnCodec(ri.NEWDECIMAL, precision=data[0], scale=data[1])
-        return _Raw(str(ri._decimal(data, 2, codec)[0]))
-    if mysql_type in (ri.DATE, ri.DATETIME, ri.TIMESTAMP, ri.TIME):
-        return _json_temporal(mysql_type, int.from_bytes(data[:8], "little", signed=True))
-    return f"base64:type{mysql_type}:" + base64.b64encode(data).decode()
+    _need(b, pos, length)
+    data = bytes(b[pos:pos + length])
+    if mysql_type == T_NEWDECIMAL:
+        if len(data) < 2:
+            raise JsonBinaryError("opaque DECIMAL without precision and scale")
+        value, end = decode_decimal(data, 2, data[0], data[1])
+        if end != len(data):
+            raise JsonBinaryError(f"opaque DECIMAL({data[0]},{data[1]}) of {len(data)} bytes")
+        return JsonDecimal(value, data[0], data[1])
+    if mysql_type in _TEMPORALS:
+        if len(data) < 8:
+            raise JsonBinaryError(f"opaque temporal of {len(data)} bytes")
+        return Temporal(mysql_type, int.from_bytes(data[:8], "little", signed=True))
+    return Opaque(mysql_type, data)
 
 
-def _json_temporal(mysql_type: int, packed: int) -> str:
-    """MySQL's packed longlong temporal (TIME_from_longlong_*_packed)."""
-    sign = "-" if packed < 0 else ""
-    packed = abs(packed)
-    micro, ymdhms = packed % (1 << 24), packed >> 24
-    if mysql_type == ri.TIME:
-        h, m, s = (ymdhms >> 12) % 1024, (ymdhms >> 6) % 64, ymdhms % 64
-        return f"{sign}{h:02d}:{m:02d}:{s:02d}" + (f".{micro:06d}" if micro else "")
-    ymd, hms = ymdhms >> 17, ymdhms % (1 << 17)
-    ym = ymd >> 5
-    date = f"{ym // 13:04d}-{ym % 13:02d}-{ymd % 32:02d}"
-    if mysql_type == ri.DATE:
-        return date
-    return (f"{date} {hms >> 12:02d}:{(hms >> 6) % 64:02d}:{hms % 64:02d}"
-            + (f".{micro:06d}" if micro else ""))
+def _need(b: memoryview, pos: int, n: int) -> None:
+    if pos + n > len(b):
+        raise JsonBinaryError(f"truncated at byte {pos} (needs {n} more of {len(b)})")
 
 
-def _varlen(b: bytes, pos: int) -> tuple[int, int]:
-    length = shift = 0
-    while True:
-        byte = b[pos]
-        pos += 1
-        length |= (byte & 0x7F) << shift
-        shift += 7
+def _varlen(b: memoryview, pos: int) -> tuple[int, int]:
+    """MySQL's variable-length length: 7 bits per byte, low bits first, at most 5 bytes."""
+    length = 0
+    for i in range(5):
+        byte = b[pos + i]
+        length |= (byte & 0x7F) << (7 * i)
         if not byte & 0x80:
-            return length, pos
+            return length, pos + i + 1
+    raise JsonBinaryError("variable-length length longer than 5 bytes")

@@ -17,8 +17,9 @@ applier.conversions; the choices where MySQL offers several forms:
   BINARY(N)       bytes re-padded with 0x00 to N (the binlog strips trailing zeros)
   VARBINARY/BLOB  bytes;  GEOMETRY bytes (SRID + WKB, as stored)
   BIT             int;  ENUM int index (0 = the empty value);  SET int bitmask (0 = empty set)
-  JSON            str: MySQL binary JSON rendered as MySQL prints it; MariaDB's JSON is
-                  LONGTEXT and arrives as a str anyway
+  JSON            applier.jsondoc.JsonDoc: MySQL's binary JSON with every node's type
+                  (DECIMAL, DATETIME, opaque BLOB ...); str(doc) is the text as MySQL prints
+                  it. MariaDB's JSON is LONGTEXT and arrives as a str
   NULL            None; a column absent from the image is absent from the dict
 """
 
@@ -31,7 +32,9 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from applier.jsonbinary import json_text
+from applier.bindecimal import decode_decimal
+from applier.jsonbinary import decode_json
+from applier.jsondoc import JsonDoc
 
 # MYSQL_TYPE_* codes as they appear in the table map.
 DECIMAL, TINY, SHORT, LONG, FLOAT, DOUBLE, NULL, TIMESTAMP, LONGLONG, INT24 = range(10)
@@ -49,7 +52,6 @@ EVENT_KINDS = {WRITE_V1: "insert", WRITE_V2: "insert", UPDATE_V1: "update",
                PARTIAL_UPDATE: "update"}
 
 _INT_SIZES = {TINY: 1, SHORT: 2, INT24: 3, LONG: 4, LONGLONG: 8}
-_DIG2BYTES = (0, 1, 1, 2, 2, 3, 3, 4, 4, 4)
 
 
 class RowImageError(ValueError):
@@ -184,31 +186,7 @@ def _float(data: bytes, pos: int, c: ColumnCodec) -> tuple[Any, int]:
 
 
 def _decimal(data: bytes, pos: int, c: ColumnCodec) -> tuple[Decimal, int]:
-    intg, frac = c.precision - c.scale, c.scale
-    sizes = ([_DIG2BYTES[intg % 9]] if intg % 9 else []) + [4] * (intg // 9)
-    fsizes = [4] * (frac // 9) + ([_DIG2BYTES[frac % 9]] if frac % 9 else [])
-    size = sum(sizes) + sum(fsizes)
-    raw = bytearray(data[pos:pos + size])
-    if len(raw) != size:
-        raise RowImageError("truncated decimal")
-    negative = not raw[0] & 0x80
-    raw[0] ^= 0x80
-    if negative:
-        raw = bytearray(b ^ 0xFF for b in raw)
-    digits, p = [], 0
-    for k, n in enumerate(sizes):
-        width = intg % 9 if (k == 0 and intg % 9) else 9
-        digits.append(str(int.from_bytes(raw[p:p + n], "big")).zfill(width))
-        p += n
-    fdigits = []
-    for k, n in enumerate(fsizes):
-        width = 9 if k < frac // 9 else frac % 9
-        fdigits.append(str(int.from_bytes(raw[p:p + n], "big")).zfill(width))
-        p += n
-    text = ("-" if negative else "") + ("".join(digits).lstrip("0") or "0")
-    if frac:
-        text += "." + "".join(fdigits)
-    return Decimal(text), pos + size
+    return decode_decimal(data, pos, c.precision, c.scale)
 
 
 def _frac(data: bytes, pos: int, fsp: int) -> tuple[int, int]:
@@ -327,9 +305,9 @@ def _geometry(data: bytes, pos: int, c: ColumnCodec) -> tuple[bytes, int]:
     return _prefixed(data, pos, c.length_size)
 
 
-def _json(data: bytes, pos: int, c: ColumnCodec) -> tuple[str, int]:
+def _json(data: bytes, pos: int, c: ColumnCodec) -> tuple[JsonDoc, int]:
     raw, end = _prefixed(data, pos, c.length_size)
-    return json_text(raw), end
+    return decode_json(raw), end
 
 
 _READERS = {

@@ -8,6 +8,7 @@ from decimal import Decimal
 import pytest
 
 from applier import rowimage as ri
+from applier.jsonbinary import json_text
 from applier.rowimage import ColumnCodec as C
 
 
@@ -192,9 +193,9 @@ def test_mysql_binary_json():
     codec = C(ri.JSON, length_size=4)
     assert value(codec, len(raw).to_bytes(4, "little") + raw) == '{"a": 1, "b": [true, "x"]}'
     dbl = b"\x0b" + struct.pack("<d", 1.5)
-    assert ri.json_text(dbl) == "1.5"
-    assert ri.json_text(b"\x0c" + _jstr("\u00e9")) == '"\u00e9"'
-    assert ri.json_text(b"\x04\x00") == "null"
+    assert json_text(dbl) == "1.5"
+    assert json_text(b"\x0c" + _jstr("\u00e9")) == '"\u00e9"'
+    assert json_text(b"\x04\x00") == "null"
 
 
 def test_rows_event_framing_v1_v2_and_images():
