@@ -14,6 +14,10 @@ data, or stops):
     `applier.payload` and turned back into library objects here (`EventFactory`), so they
     follow exactly the path of the same events uncompressed.
 
+Events the applier does not use (`eventtypes.HANDLED`) are not parsed by the library at
+all: they come as NotImplementedEvent (type number and raw bytes), so a parser error in an
+event the applier passes over or refuses cannot fail inside the library.
+
 `install()` patches the library's private event-type map (as `applier.libquery` does).
 """
 
@@ -26,6 +30,7 @@ from pymysqlreplication import packet, row_event
 from pymysqlreplication.event import NotImplementedEvent
 
 from applier import libquery
+from applier.eventtypes import HANDLED
 
 
 class _KeepUnmapped:
@@ -56,11 +61,12 @@ _KEEP = {row_event.WriteRowsEvent: WriteRowsEvent, row_event.UpdateRowsEvent: Up
 
 def install() -> frozenset[type]:
     """Patch the library's event map (QUERY events tolerant of unknown status variables,
-    rows events kept without a table map); returns every class it may build."""
+    rows events kept without a table map, unused events not parsed); returns every class
+    it may build."""
     libquery.install()
     event_map = packet.BinLogPacketWrapper._BinLogPacketWrapper__event_map
     for code, cls in list(event_map.items()):
-        event_map[code] = _KEEP.get(cls, cls)
+        event_map[code] = _KEEP.get(cls, cls) if code in HANDLED else NotImplementedEvent
     return frozenset(set(event_map.values()) | {NotImplementedEvent})
 
 
