@@ -181,12 +181,12 @@ HEADER = """\
 SET sql_mode = '{mode}';
 SET NAMES utf8mb4;
 SET time_zone = '+00:00';
--- repair.sql written by `reconcile run` at {at}. NOT executed.
+-- repair.sql written by reconcile run at {at}. NOT executed.
 -- Review it, then run it on the REPLICA ({target}), e.g.
 --   mariadb -h HOST -P PORT -u USER -p < repair.sql
--- Values are the source's, converted by the applier's rules, as hex literals. Run it while
--- the applier is stopped or caught up: a row the source changes meanwhile is replicated
--- over it anyway. One transaction: an error leaves the replica as it was.
+-- Values are those of the source, converted by the rules of the applier, as hex literals.
+-- Run it while the applier is stopped or caught up: a row the source changes meanwhile is
+-- replicated over it anyway. One transaction: an error leaves the replica as it was.
 START TRANSACTION;
 """
 

@@ -84,6 +84,9 @@ def _digest_parts(spark, jdbc: Jdbc, plan: TablePlan, side: str, preds: list[str
     conv = plan.converter()
     idx = plan.python_indexes()
     names = [f"rc__{i}" for i in idx]
+    # only what is hashed: the raw key columns (there for the chunk predicates) are never
+    # fetched, so a key Spark cannot hold (DECIMAL(65,30)) is no problem
+    df = df.select("rc__p", *names)
     convert = conv.expected if side == SOURCE else conv.actual
     algo = plan.hash
 

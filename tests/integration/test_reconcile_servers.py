@@ -1,0 +1,190 @@
+"""Per-server behaviour of the reconciler on real servers of both flavours: which hash
+function each server has and which a run uses, the servers' hashes equal to the Python
+ones byte for byte, `[reconcile] tables` / `--tables` as do_tables patterns, and no
+password in the output of `reconcile -vv`."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import uuid
+from dataclasses import replace
+from pathlib import Path
+
+import pymysql
+import pytest
+
+from applier.types import SqlType
+from reconcile import hashing, job
+from reconcile.expected import read_expr
+from tests.integration.harness import toml_config
+
+pytestmark = [pytest.mark.integration]
+
+HASHES = {"mysql": ("sha256",), "mariadb": ("md5", "sha256")}  # MySQL 9.7 has no MD5()
+
+
+def _connect(server) -> pymysql.Connection:
+    return pymysql.connect(**server.pymysql_kwargs(), charset="utf8mb4", autocommit=True)
+
+
+def test_each_server_is_probed_and_the_run_uses_a_common_hash(servers, flavor):
+    kinds = []
+    for server in (servers.source, servers.target):
+        conn = _connect(server)
+        try:
+            kinds.append(hashing.detect(conn))
+        finally:
+            conn.close()
+    for kind in kinds:
+        assert kind.flavor == flavor and kind.hashes == HASHES[flavor], kind
+        assert kind.version
+    assert hashing.common(*kinds).name == HASHES[flavor][0]
+
+
+VALUES = [None, "", "abc", "é ñ 漢字 😀", "|~:'\\`", "x" * 100_000, "é" * 70_000,
+          b"", b"\x00\xff'\\", bytes(range(256)) * 400]
+
+
+def _sql_value(v) -> str:
+    if v is None:
+        return "NULL"
+    if isinstance(v, bytes):
+        return f"X'{v.hex()}'"
+    return f"_utf8mb4 X'{v.encode().hex()}'"
+
+
+def test_sql_and_python_row_hashes_agree(servers):
+    """For every hash function the server has: the same digest from SQL and from Python,
+    for short and long items, text and bytes, NULL and empty."""
+    conn = _connect(servers.source)
+    try:
+        for name in hashing.detect(conn).hashes:
+            algo = hashing.algo(name)
+            for long in (False, True):
+                for i in range(len(VALUES)):
+                    items = [(v, long) for v in VALUES[i:i + 3]]
+                    sql_items = [(_sql_value(v), lg) for v, lg in items]
+                    with conn.cursor() as cur:
+                        cur.execute(f"SELECT {hashing.sql_text_digest(sql_items, algo)},"
+                                    f" {hashing.sql_row_value(sql_items, algo)}")
+                        text, value = cur.fetchone()
+                    assert text == hashing.text_digest(items, algo), (name, long, i)
+                    assert int(value) == hashing.row_value(items, algo), (name, long, i)
+    finally:
+        conn.close()
+
+
+COLUMNS = {"i": SqlType("int"), "d": SqlType("decimal", precision=65, scale=30),
+           "s": SqlType("varchar", length=20, charset="latin1"),
+           "t": SqlType("text", charset="utf8mb4"), "b": SqlType("blob"),
+           "bn": SqlType("binary", length=4), "dt": SqlType("datetime", fsp=6),
+           "e": SqlType("enum", members=("x", "y")), "bt": SqlType("bit", length=5)}
+
+
+def test_hash_of_a_table_row_equals_the_hash_of_its_read_values(source_db):
+    """The servers hash what `read_expr` reads: Python, given the values a read returns,
+    computes the same row digest."""
+    source_db.execute("CREATE TABLE h (i INT, d DECIMAL(65,30), s VARCHAR(20) CHARACTER SET"
+                      " latin1, t TEXT, b BLOB, bn BINARY(4), dt DATETIME(6),"
+                      " e ENUM('x','y'), bt BIT(5))")
+    source_db.execute("INSERT INTO h VALUES (-5, 1.5, 'Grüße', 'é漢', X'00ff', X'01',"
+                      " '2024-01-02 03:04:05.5', 'y', 9), (NULL, NULL, NULL, NULL, NULL,"
+                      " NULL, NULL, NULL, NULL), (0, 0, '', REPEAT('é', 30000),"
+                      " REPEAT(X'00', 60000), '', '1000-01-01', 'x', 0)")
+    exprs = [(read_expr(f"`{c}`", t), hashing.is_long(t)) for c, t in COLUMNS.items()]
+    kinds = hashing.detect(source_db.conn)
+    for name in kinds.hashes:
+        algo = hashing.algo(name)
+        rows = source_db.query(f"SELECT {', '.join(e for e, _ in exprs)},"
+                               f" {hashing.sql_row_value(exprs, algo)} FROM h")
+        assert len(rows) == 3
+        for row in rows:  # bytes as read, texts as str (hashed as their utf8mb4 bytes)
+            items = [(None if v is None else v if isinstance(v, bytes) else str(v), long)
+                     for v, (_, long) in zip(row[:-1], exprs, strict=True)]
+            assert hashing.row_value(items, algo) == int(row[-1]), (name, row[:2])
+
+
+# -- [reconcile] tables and --tables: do_tables patterns ----------------------------------
+
+def _config(applier_config, schema: str, tmp_path: Path, tables=(), ignore=()):
+    rep = replace(applier_config.replication, do_tables=(f"{schema}.%",),
+                  ignore_tables=tuple(ignore), checkpoint_table=f"{schema}.ckpt")
+    rec = replace(applier_config.reconcile, report_dir=str(tmp_path / "reports"),
+                  tables=tuple(tables), catch_up_timeout=30.0)
+    return replace(applier_config, replication=rep, reconcile=rec)
+
+
+@pytest.mark.spark
+def test_tables_are_patterns_like_do_tables(spark, source_db, target_db, applier_config,
+                                            tmp_path):
+    names = ["orders", "order_items", "orderXitems", "tmp_x", "other"]
+    for db in (source_db, target_db):
+        for n in names:
+            db.execute(f"CREATE TABLE {n} (id INT PRIMARY KEY)")
+    s = source_db.schema
+
+    def compared(**kw) -> set[str]:
+        result, _ = job.run(_config(applier_config, s, tmp_path, **kw))
+        assert all(t.error is None for t in result.tables), result.tables
+        return {t.table.split(".", 1)[1] for t in result.tables}
+
+    assert compared() == set(names)
+    assert compared(tables=[f"{s}.order%"]) == {"orders", "order_items", "orderXitems"}
+    assert compared(tables=[f"{s}.order\\_items", f"{s}.oth_r"]) == {"order_items", "other"}
+    # only among the tables the applier replicates
+    assert compared(tables=[f"{s}.%"], ignore=[f"{s}.tmp\\_%"]) == set(names) - {"tmp_x"}
+    # --tables (job.run's `tables`) wins over [reconcile] tables
+    result, _ = job.run(_config(applier_config, s, tmp_path, tables=[f"{s}.o%"]),
+                        tables=(f"{s}.tmp%",))
+    assert [t.table for t in result.tables] == [f"{s}.tmp_x"]
+    # a pattern selecting nothing is an error of its own (a typo never passes as consistent)
+    result, _ = job.run(_config(applier_config, s, tmp_path, tables=[f"{s}.nope%", f"{s}.o%"]))
+    errors = {t.table: t.error for t in result.tables}
+    assert errors == {f"{s}.nope%": "matches no source table the applier replicates",
+                      f"{s}.orders": None, f"{s}.order_items": None,
+                      f"{s}.orderXitems": None, f"{s}.other": None}
+    assert result.failed and not result.diverged
+
+
+# -- no secret in any log -------------------------------------------------------------------
+
+@pytest.mark.spark
+def test_verbose_output_never_shows_the_password(servers, source_db, target_db,
+                                                 applier_config, tmp_path):
+    user, password = f"rc_{uuid.uuid4().hex[:8]}", f"Pw-{uuid.uuid4().hex}"
+    admins = [_connect(servers.source), _connect(servers.target)]
+    for conn in admins:
+        with conn.cursor() as cur:
+            cur.execute(f"CREATE USER '{user}'@'%%' IDENTIFIED BY %s", (password,))
+            cur.execute(f"GRANT ALL PRIVILEGES ON *.* TO '{user}'@'%'")
+    try:
+        for db in (source_db, target_db):
+            db.execute("CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(10))")
+            db.execute("INSERT INTO t VALUES (1, 'a'), (2, 'b')")
+        target_db.execute("UPDATE t SET v = 'z' WHERE id = 2")
+        config = _config(applier_config, source_db.schema, tmp_path)
+        config = replace(config, source=replace(config.source, user=user, password=password),
+                         target=replace(config.target, user=user, password=password))
+        path = tmp_path / "applier.toml"
+        path.write_text(toml_config(config) + f'[reconcile]\nreport_dir = "{tmp_path}/r"\n')
+        path.chmod(0o600)
+        done = subprocess.run([sys.executable, "-m", "reconcile", "-vv", "run", "--config",
+                               str(path)], capture_output=True, text=True, timeout=600,
+                              env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        output = done.stdout + done.stderr
+        assert done.returncode == 1, output  # the divergence was found, with that user
+        assert " DEBUG reconcile" in output and "JDBC" in output  # -vv was verbose
+        assert password not in output
+        folder = Path(done.stdout.strip().splitlines()[0]).parent
+        for name in ("report.json", "report.html", "repair.sql"):
+            assert password not in (folder / name).read_text(), name
+        report = json.loads((folder / "report.json").read_text())
+        assert report["tables"][0]["mismatched"] == 1
+    finally:
+        for conn in admins:
+            with conn.cursor() as cur:
+                cur.execute(f"DROP USER '{user}'@'%'")
+            conn.close()
