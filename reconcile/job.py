@@ -17,7 +17,7 @@ from applier.conversions import Mode
 from applier.filters import table_filter
 from applier.schema import list_tables, read_table
 from applier.types import INTEGER
-from reconcile import chunking, hashing, narrow, positions, repair, report, snapshot
+from reconcile import chunking, hashing, logsafe, narrow, positions, repair, report, snapshot
 from reconcile.compare import diff_rows, differing_chunks
 from reconcile.plan import SOURCE, TARGET, TablePlan, build_plan
 from reconcile.verify import Sides, readers, recheck
@@ -195,6 +195,7 @@ def run(config: Config, *, tables: tuple[str, ...] | None = None,
     if jar and not os.path.exists(jar):
         raise ReconcileError(f"[reconcile] jdbc_jar: {jar} does not exist — install "
                              "libmariadb-java or point jdbc_jar at a MySQL/MariaDB driver")
+    logsafe.register(config.source.password, config.target.password)
     src, tgt = connect(config.source), connect(config.target)
     results, sections, errors, pos, servers = [], [], [], {}, {}
     try:
