@@ -158,7 +158,7 @@ class Scenario:
                             cur.execute("INSERT INTO events VALUES (%s, 'w')", (new_id,))
                 conn.commit()
                 self.writes += 1
-                self._stop.wait(0.005)
+                self._stop.wait(0.02)
         finally:
             conn.close()
 
