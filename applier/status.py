@@ -22,6 +22,10 @@ def collect_status(cfg: Config) -> dict:
         result["pid"] = None
         result["seconds_behind_source"] = None
         result["state"] = "error" if live.get("state") == "error" else "stopped"
+        if live.get("state") in ("starting", "running", "reconnecting"):
+            result["note"] = (f"the daemon (pid {live.get('pid')}) ended while "
+                              f"{live['state']} without recording why: killed, or its machine "
+                              "stopped — see its log; start resumes at the checkpoint")
     else:
         result["state"] = live.get("state") or "starting"
     try:
@@ -51,6 +55,8 @@ def format_status(s: dict) -> str:
         if key == "lookups" and isinstance(value, dict):
             value = ", ".join(f"{k}={v}" for k, v in value.items())
         lines.append(f"{key:>24}: {'' if value is None else value}")
+    if s.get("note"):
+        lines.append(f"{'note':>24}: {s['note']}")
     if s.get("target_error"):
         lines.append(f"{'target_error':>24}: {s['target_error']}")
     return "\n".join(lines)

@@ -53,3 +53,13 @@ def test_stop_that_times_out_is_exit_3_with_what_to_do(config, monkeypatch):
     result = CliRunner().invoke(cli.main, ["stop", "--timeout", "2", "--config", str(config)])
     assert result.exit_code == ExitStatus.REPLICATION_STOPPED
     assert "still running after 2 s" in result.output and "kill -9" in result.output
+
+
+def test_status_of_a_daemon_that_died_without_a_word_says_so(config, tmp_path):
+    state = tmp_path / "state"
+    state.mkdir()
+    service.write_status(state, {"state": "running", "pid": 999999, "last_error_code": 0})
+    result = CliRunner().invoke(cli.main, ["status", "--json", "--config", str(config)])
+    assert result.exit_code == 0, result.output
+    status = json.loads(result.output)
+    assert status["state"] == "stopped" and "without recording why" in status["note"]
