@@ -282,3 +282,109 @@ def _done(target_db, meta: str) -> int:
                                " WHERE state = 'done'")[0][0]
     except pymysql.MySQLError:
         return 0
+
+
+# --- refusals: nothing is copied ------------------------------------------------------------
+
+def _seed_cli(cfg: Config, tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+    path = tmp_path / "refusal.toml"
+    path.write_text(toml_config(cfg))
+    return subprocess.run([*APPLIER, "seed", "--config", str(path), *args],
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_refusals_stop_before_a_row_is_copied(source_db, target_db, tmp_path):
+    s = source_db.schema
+    source_db.execute("CREATE TABLE nums (id INT PRIMARY KEY, small INT)")
+    source_db.execute("INSERT INTO nums VALUES (1, 1000), (2, 2)")
+    source_db.execute("CREATE TABLE other (id INT PRIMARY KEY)")
+    target_db.execute("CREATE TABLE nums (id INT PRIMARY KEY, small TINYINT)")
+    cfg = Config(source=source_db.config, target=target_db.config,
+                 replication=dataclasses.replace(
+                     ReplicationConfig(), do_tables=(f"{s}.%",), ignore_tables=(f"{s}.x%",),
+                     checkpoint_table=f"{s}_meta.checkpoint", type_conversions=""),
+                 daemon=DaemonConfig(state_dir=str(tmp_path / "state")))
+    try:
+        # a table missing on the target, named; --create would copy the source's definition
+        got = _seed_cli(cfg, tmp_path)
+        assert got.returncode == ExitStatus.REPLICATION_STOPPED, got.stderr
+        assert f"missing on the target: {s}.other" in got.stderr and "--create" in got.stderr
+        # a refused conversion, named as at start-up
+        got = _seed_cli(cfg, tmp_path, "--tables", f"{s}.nums")
+        assert got.returncode == ExitStatus.REPLICATION_STOPPED, got.stderr
+        assert (f"Column 1 (small) of table '{s}.nums' cannot be converted from type 'int' "
+                "to type 'tinyint'") in got.stderr
+        assert target_db.query("SELECT COUNT(*) FROM nums") == [(0,)]
+        # a target that holds rows, without --force
+        target_db.execute("INSERT INTO nums VALUES (9, 9)")
+        lossy = dataclasses.replace(cfg, replication=dataclasses.replace(
+            cfg.replication, type_conversions="ALL_LOSSY"))
+        got = _seed_cli(lossy, tmp_path, "--tables", f"{s}.nums")
+        assert got.returncode == ExitStatus.REPLICATION_STOPPED, got.stderr
+        assert f"already holds rows in {s}.nums" in got.stderr and "--force" in got.stderr
+        assert target_db.query("SELECT * FROM nums") == [(9, 9)]
+        # --tables outside the filters: bad usage
+        got = _seed_cli(lossy, tmp_path, "--tables", f"{s}.xyz")
+        assert got.returncode == ExitStatus.USAGE and "exclude" in got.stderr, got.stderr
+        # a bad --force value: bad usage
+        got = _seed_cli(lossy, tmp_path, "--force", "maybe")
+        assert got.returncode == ExitStatus.USAGE, got.stderr
+        # no server there
+        gone = dataclasses.replace(lossy, source=dataclasses.replace(lossy.source, port=1))
+        got = _seed_cli(gone, tmp_path)
+        assert got.returncode == ExitStatus.CANNOT_CONNECT, got.stderr
+    finally:
+        target_db.execute(f"DROP DATABASE IF EXISTS `{s}_meta`")
+
+
+# --- --create, --force keep, and the documented grants --------------------------------------
+
+SOURCE_GRANTS = ("SELECT ON `{s}`.*", "RELOAD, REPLICATION CLIENT, REPLICATION SLAVE ON *.*")
+TARGET_GRANTS = ("ALL ON `{s}`.*", "CREATE, SELECT, INSERT, UPDATE, DELETE ON `{s}_meta`.*")
+
+
+def _user(db, name: str, grants) -> dataclasses.dataclass:
+    db.execute(f"DROP USER IF EXISTS '{name}'@'%'")
+    db.execute(f"CREATE USER '{name}'@'%' IDENTIFIED BY 'Seed-pass-1'")
+    for g in grants:
+        db.execute(f"GRANT {g.format(s=db.schema)} TO '{name}'@'%'")
+    return dataclasses.replace(db.config, user=name, password="Seed-pass-1")
+
+
+def test_create_keep_and_grants(source_db, target_db, tmp_path, spark):
+    from applier.seed import Options, run_seed
+
+    s = source_db.schema
+    source_db.execute("CREATE TABLE made (id INT PRIMARY KEY, v VARCHAR(10) CHARACTER SET "
+                      "latin1 NOT NULL DEFAULT 'é', KEY (v)) ENGINE=InnoDB")
+    source_db.execute("INSERT INTO made VALUES (1, 'Malmö'), (2, 'a''b')")
+    source_db.execute("CREATE TABLE kept (id INT PRIMARY KEY, v INT)")
+    source_db.execute("INSERT INTO kept VALUES " + ", ".join(f"({i}, {i})"
+                                                              for i in range(1, 11)))
+    target_db.execute("CREATE TABLE kept (id BIGINT PRIMARY KEY, v INT)")
+    target_db.execute("INSERT INTO kept VALUES (2, -2), (5, -5), (99, -99)")
+    src_user = _user(source_db, "seed_src", SOURCE_GRANTS)
+    tgt_user = _user(target_db, "seed_tgt", TARGET_GRANTS)
+    cfg = Config(source=src_user, target=tgt_user,
+                 replication=dataclasses.replace(
+                     ReplicationConfig(), do_tables=(f"{s}.%",),
+                     type_conversions="ALL_NON_LOSSY", checkpoint_table=f"{s}_meta.checkpoint"),
+                 daemon=DaemonConfig(state_dir=str(tmp_path / "state")))
+    try:
+        out = tmp_path / "progress.txt"
+        with out.open("w") as stream:
+            point = run_seed(cfg, Options(create=True, force="keep"), out=stream)
+        assert f"{s}.made: done" in out.read_text()
+        create = [db.query("SHOW CREATE TABLE made")[0][1] for db in (source_db, target_db)]
+        assert create[0] == create[1]  # the source's definition, as it is
+        assert target_db.query("SELECT * FROM made ORDER BY id") == [(1, "Malmö"), (2, "a'b")]
+        assert target_db.query("SELECT * FROM kept ORDER BY id") == [
+            (1, 1), (2, -2), (3, 3), (4, 4), (5, -5), (6, 6), (7, 7), (8, 8), (9, 9),
+            (10, 10), (99, -99)]
+        saved = target_db.query(f"SELECT source_log_file, source_log_pos FROM `{s}_meta`."
+                                "checkpoint")
+        assert saved == [(point.log_file, point.log_pos)]
+    finally:
+        for db, user in ((source_db, "seed_src"), (target_db, "seed_tgt")):
+            db.execute(f"DROP USER IF EXISTS '{user}'@'%'")
+        target_db.execute(f"DROP DATABASE IF EXISTS `{s}_meta`")
