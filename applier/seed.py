@@ -221,10 +221,11 @@ def run_seed(cfg: Config, opt: Options, out=sys.stderr) -> SnapshotPoint:
             tables, estimates = _fresh_plan(store, src, tgt, run, names, sdefs, tdefs,
                                             opt, run_id)
         earlier = sum(c.done for c in store.chunks(tgt))
-        point, rows = _copy(cfg, opt, flavor, store, tgt, run_id, tables, estimates, out)
+        point, rows, took = _copy(cfg, opt, flavor, store, tgt, run_id, tables, estimates,
+                                  out)
         store.finish(tgt, Checkpoint(r.checkpoint_table, r.server_id), run_id, point)
         print(f"seed: done at {point}" + (f" (GTID {point.gtid})" if point.gtid else "")
-              + f"; {rows} rows copied by this run" + (
+              + f"; {rows} rows copied by this run in {took:.1f} s" + (
                   f", {earlier} chunks by an earlier one" if earlier else "")
               + "; `applier start` continues from there", file=out, flush=True)
         return point
@@ -295,13 +296,14 @@ def _resume_plan(store, tgt, run, names, sdefs, tdefs, run_id: str, out):
 
 
 def _copy(cfg: Config, opt: Options, flavor: str, store: SeedStore, tgt, run_id: str,
-          tables: list[SeedTable], estimates: dict, out) -> tuple[SnapshotPoint, int]:
+          tables: list[SeedTable], estimates: dict, out) -> tuple[SnapshotPoint, int, float]:
+    """Runs the readers; (the position, rows copied, seconds of the Spark job)."""
     from applier.seed_spark import SeedJob, run_readers, slots, spark_session
 
     pending = sum(not c.done for c in store.chunks(tgt))
     run = store.load(tgt)
     if pending == 0 and run is not None and run.point is not None:
-        return run.point, 0  # everything copied; only the checkpoint was missing
+        return run.point, 0, 0.0  # everything copied; only the checkpoint was missing
     r = cfg.replication
     job = SeedJob(cfg.source, cfg.target, flavor, r.server_id, r.checkpoint_table, run_id,
                   tuple(tables), r.type_conversions, r.column_mapping,
@@ -315,6 +317,7 @@ def _copy(cfg: Config, opt: Options, flavor: str, store: SeedStore, tgt, run_id:
         readers = max(1, min(opt.readers or slots(spark), MAX_READERS, max(1, pending)))
         progress = Progress(cfg, store, estimates, out, opt.progress_every)
         progress.start()
+        started = time.monotonic()
         try:
             results = run_readers(spark, job, readers)
         except Exception as exc:  # Spark itself failed (not a reader: they report values)
@@ -332,7 +335,7 @@ def _copy(cfg: Config, opt: Options, flavor: str, store: SeedStore, tgt, run_id:
     left = sum(not c.done for c in store.chunks(tgt))
     if left:
         raise SeedFailed(f"{left} chunks were not copied; run `applier seed` again")
-    return point, sum(x["rows"] for x in results)
+    return point, sum(x["rows"] for x in results), time.monotonic() - started
 
 
 class Progress(threading.Thread):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import random
+import re
 import signal
 import subprocess
 import threading
@@ -269,7 +270,8 @@ def test_seed_killed_and_resumed(scenario_factory, target_db):
     finally:
         sc.stop_writer()
     assert "seed: resuming (" in out
-    earlier = int(out.split("rows copied by this run, ")[1].split(" chunks")[0])
+    earlier = int(re.search(r"copied by this run in [\d.]+ s, (\d+) chunks by an earlier one",
+                            out).group(1))
     assert earlier >= copied_before_kill
     assert "transactions brought the copied chunks to" in out
     sc.start_until_caught_up()
