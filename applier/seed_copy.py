@@ -22,7 +22,14 @@ from applier import lookup
 from applier.converters import identity
 from applier.errors import ApplierError, ReplicationStopped, ValueNotConvertible
 from applier.mapping import TableMapping
-from applier.seed_plan import SeedTable, chunk_where, decoder, read_expr, same
+from applier.seed_plan import (
+    SeedTable,
+    chunk_where,
+    decoder,
+    literal_expr,
+    read_expr,
+    same,
+)
 from applier.seed_store import ChunkRow, SeedStore
 from applier.snapshot_position import SnapshotPoint
 
@@ -67,27 +74,54 @@ def _step(dec: Callable, conv: Callable) -> Callable[[Any], str]:
 
 @dataclass
 class ChunkReader:
-    """What is needed to read and convert one table's chunks (built once per table)."""
+    """What is needed to read and convert one table's chunks (built once per table).
+
+    The SELECT returns first, when there are any, one text holding the SQL literals of
+    the identity columns, rendered by the source (seed_plan.literal_expr), then the raw
+    value of every other column, which Python decodes, converts and renders."""
 
     table: SeedTable
-    select: str  # SELECT of the mapped source columns; a WHERE is appended per chunk
-    columns: list[str]  # target column names, in the order the SELECT reads them
-    steps: list[Callable[[Any], str]]  # per selected column: fetched value -> SQL literal
+    select: str  # a WHERE is appended per chunk
+    columns: list[str]  # target column names, in the order of the rendered values
+    prerendered: bool  # the first selected value is the text of the identity columns
+    steps: list[Callable[[Any], str]]  # per other column: fetched value -> SQL literal
 
     @classmethod
-    def build(cls, table: SeedTable, mapping: TableMapping) -> ChunkReader:
+    def build(cls, table: SeedTable, mapping: TableMapping, *,
+              on_server: bool = True) -> ChunkReader:
         pairs = list(mapping.pairs)  # source order
         if not pairs:
             raise ReplicationStopped(f"table '{table.name}': no source column maps to a "
                                      "target column; nothing to copy (check column names)")
-        exprs = [read_expr(lookup.quote(p.source.name), p.source.type) for p in pairs]
+        rendered, converted = [], []
+        for p in pairs:
+            expr = literal_expr(lookup.quote(p.source.name), p.source.type) \
+                if on_server and p.convert is identity else None
+            if expr is None:
+                converted.append(p)
+            else:
+                rendered.append((p, expr))
+        exprs = [read_expr(lookup.quote(p.source.name), p.source.type) for p in converted]
+        if rendered:
+            exprs.insert(0, "CONCAT_WS(',', " + ", ".join(e for _, e in rendered) + ")")
         select = (f"SELECT {', '.join(exprs)} FROM "
                   f"{lookup.qualified(table.source.schema, table.source.table)}")
-        return cls(table, select, [p.target.name for p in pairs],
-                   [_step(decoder(p.source.type), p.convert) for p in pairs])
+        return cls(table, select, [p.target.name for p, _ in rendered]
+                   + [p.target.name for p in converted], bool(rendered),
+                   [_step(decoder(p.source.type), p.convert) for p in converted])
 
     def sql(self, lo: int | None, hi: int | None) -> str:
         return f"{self.select} WHERE {chunk_where(self.table.key_name(), lo, hi)}"
+
+    def render(self, row) -> str:
+        """One fetched row -> '(literal, literal, ...)'."""
+        if not self.prerendered:
+            return "(" + ",".join([f(v) for f, v in zip(self.steps, row)]) + ")"  # noqa: B905
+        head = row[0].decode("utf-8") if isinstance(row[0], bytes | bytearray) else row[0]
+        if not self.steps:
+            return "(" + head + ")"
+        rest = ",".join([f(v) for f, v in zip(self.steps, row[1:])])  # noqa: B905
+        return "(" + head + "," + rest + ")"
 
 
 def copy_chunk(src_conn, tgt_cur, reader: ChunkReader, lo: int | None, hi: int | None, *,
@@ -101,7 +135,7 @@ def copy_chunk(src_conn, tgt_cur, reader: ChunkReader, lo: int | None, hi: int |
     if keep:  # --force keep: a row whose key the target already has stays as it is
         first = lookup.quote(cols[0])
         tail = f" ON DUPLICATE KEY UPDATE {first} = {first}"
-    steps = reader.steps
+    render = reader.render
     parts: list[str] = []
     rows = size = 0
     with src_conn.cursor(pymysql.cursors.SSCursor) as cur:
@@ -112,7 +146,7 @@ def copy_chunk(src_conn, tgt_cur, reader: ChunkReader, lo: int | None, hi: int |
                 break
             for row in fetched:
                 try:
-                    text = "(" + ",".join([f(v) for f, v in zip(steps, row)]) + ")"  # noqa: B905
+                    text = render(row)
                 except ApplierError as exc:
                     raise ReplicationStopped(
                         f"table '{reader.table.name}': {exc} (row {_show(cols, row)}); "

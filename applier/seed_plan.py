@@ -11,7 +11,9 @@ Python (to tell whether a binlog row image falls in a chunk already copied); int
 compare the same way in both, so the two always agree. Any other table (no such key, or a
 key that begins with a string, whose order depends on a collation) is one chunk.
 
-Rows are read in the VALUE MODEL of applier.conversions, exactly as applier.rowimage
+Columns whose converter is the identity (identical types) are rendered as SQL literals by
+the source server itself (literal_expr: one text per row, no Python work per value). The
+others are read in the VALUE MODEL of applier.conversions, exactly as applier.rowimage
 decodes them from the binlog, so that the daemon's converters give the same result:
 strings are fetched as raw bytes (character_set_results=binary) and decoded with the
 decoder the binlog path uses; FLOAT through CAST(.. AS DOUBLE) (the text form has only 6
@@ -122,6 +124,28 @@ def read_expr(column: str, t: SqlType) -> str:
     if t.group == ENUMSET:
         return f"CAST({column} AS UNSIGNED)"
     return column
+
+
+# Charsets whose every string survives CONVERT(.. USING utf8mb4) and back unchanged.
+_ROUND_TRIP = {"utf8mb4", "utf8mb3", "utf8", "latin1", "ascii"}
+
+
+def literal_expr(column: str, t: SqlType) -> str | None:
+    """SQL rendering the (quoted) column as the SQL literal the applier would write for
+    it when its converter is the identity (identical types), or None where only Python
+    can (FLOAT/DOUBLE, JSON, GEOMETRY, other charsets). QUOTE(NULL) is NULL's literal."""
+    g = t.group
+    if g == STRING and (t.charset or "") in _ROUND_TRIP:
+        return f"QUOTE(CONVERT({column} USING utf8mb4))"
+    if g == TEMPORAL:
+        return f"QUOTE(CAST({column} AS CHAR))"
+    if g == BINARY:
+        return "IFNULL(CONCAT('X''', HEX(" + column + "), ''''), 'NULL')"
+    if g == INTEGER or t.name == "decimal":
+        return f"IFNULL(CAST({column} AS CHAR), 'NULL')"
+    if g in (BIT, ENUMSET):
+        return f"IFNULL(CAST(CAST({column} AS UNSIGNED) AS CHAR), 'NULL')"
+    return None
 
 
 def same(v: Any) -> Any:

@@ -29,12 +29,18 @@ from tests.integration.harness import APPLIER, toml_config, wait_for
 pytestmark = pytest.mark.integration
 CONVERSIONS = "ALL_LOSSY,ALL_NON_LOSSY"
 
+SAME = ("CREATE TABLE same (id INT PRIMARY KEY, i BIGINT UNSIGNED, dec6 DECIMAL(20,6),"
+        " s VARCHAR(40) CHARACTER SET utf8mb4, l VARCHAR(20) CHARACTER SET latin1, c CHAR(5),"
+        " b VARBINARY(10), bn BINARY(4), dt DATETIME(3), d DATE, ts TIMESTAMP(6) NULL,"
+        " t TIME, y YEAR, bits BIT(10), e ENUM('a','b'), st SET('x','y'), f FLOAT,"
+        " j JSON)")
 SOURCE = {
     "nums": "CREATE TABLE nums (id INT PRIMARY KEY, small INT, u INT UNSIGNED, s TINYINT,"
             " d DECIMAL(10,3), gone INT, KEY (small))",
     "names": "CREATE TABLE names (id BIGINT PRIMARY KEY, name VARCHAR(30) CHARACTER SET"
              " latin1, e ENUM('red','green','blue'), st SET('a','b','c'), bin VARBINARY(8))",
     "events": "CREATE TABLE events (k INT, msg VARCHAR(20))",  # no key: one chunk
+    "same": SAME,
 }
 TARGET = {  # saturation, signedness, rounding, a column dropped and one added
     "nums": "CREATE TABLE nums (id BIGINT PRIMARY KEY, small TINYINT, u BIGINT,"
@@ -44,8 +50,9 @@ TARGET = {  # saturation, signedness, rounding, a column dropped and one added
     "names": "CREATE TABLE names (id BIGINT PRIMARY KEY, e ENUM('blue','green','red','pink'),"
              " st SET('c','b','a'), name VARCHAR(30) CHARACTER SET utf8mb4, bin VARBINARY(16))",
     "events": "CREATE TABLE events (k BIGINT, msg VARCHAR(40))",
+    "same": SAME,  # identical types: values rendered by the source server itself
 }
-ORDER = {"nums": "id", "names": "id", "events": "k, msg"}
+ORDER = {"nums": "id", "names": "id", "events": "k, msg", "same": "id"}
 CITIES = ["Malmö", "Århus", "naïve €", "plain", "Œuvre ‰"]
 
 
@@ -57,6 +64,21 @@ def _rows_for(table: str, n: int, rnd: random.Random) -> list[tuple]:
     if table == "names":
         return [(i, f"{rnd.choice(CITIES)} {i}", rnd.choice(["red", "green", "blue"]),
                  rnd.choice(["", "a", "a,c", "b,c", "a,b,c"]), rnd.randbytes(rnd.randint(0, 8)))
+                for i in range(1, n + 1)]
+    if table == "same":
+        texts = ["it's", "back\\slash", "nul\0byte", "emoji 😀", "quote\"", "", None, "tab\t"]
+        return [(i, rnd.choice([None, 0, 2 ** 64 - 1, rnd.randint(0, 2 ** 40)]),
+                 rnd.choice([None, "-99999999999999.999999", f"{rnd.randint(-9999, 9999)}.5"]),
+                 rnd.choice(texts), rnd.choice([None, "Malmö ‰", "a'b", "x\\y"]),
+                 rnd.choice(["ab  ", "", None, "é"]), rnd.choice([None, b"", b"\0\1'\\"]),
+                 rnd.choice([None, b"ab", b"\0\0\0\1"]),
+                 rnd.choice([None, "2024-02-29 23:59:59.999", "1000-01-01 00:00:00"]),
+                 rnd.choice([None, "2024-01-02", "9999-12-31"]),
+                 rnd.choice([None, "2030-01-01 00:00:00.5", "1970-01-01 00:00:01"]),
+                 rnd.choice([None, "-838:59:59", "12:00:00"]), rnd.choice([None, 1901, 2155]),
+                 rnd.choice([None, 0, 1023]), rnd.choice([None, "a", "b"]),
+                 rnd.choice([None, "", "x,y"]), rnd.choice([None, 1.5, -3.25e-3]),
+                 rnd.choice([None, '{"k": [1, "é"]}', "[]"]))
                 for i in range(1, n + 1)]
     return [(rnd.randint(0, 1000), f"m{i}") for i in range(n)]
 
@@ -155,6 +177,9 @@ class Scenario:
                         elif op < 0.93:
                             cur.execute("DELETE FROM names WHERE id = %s",
                                         (rnd.randint(1, n_names),))
+                        elif op < 0.96:
+                            cur.execute("UPDATE same SET s = %s, i = NULL, bn = X'01'"
+                                        " WHERE id = %s", ("w'\\", rnd.randint(1, 5000)))
                         else:
                             cur.execute("INSERT INTO events VALUES (%s, 'w')", (new_id,))
                 conn.commit()
@@ -233,7 +258,8 @@ def _assert_same_as_daemon_alone(sc: Scenario) -> None:
 
 
 def test_seed_under_writes_then_start_equals_replication(scenario_factory):
-    sc = scenario_factory({"nums": 120_000, "names": 60_000, "events": 20_000})
+    sc = scenario_factory({"nums": 110_000, "names": 60_000, "events": 20_000,
+                           "same": 10_000})
     sc.start_writer()
     try:
         out = _finish(sc.seed("--chunk-rows", "20000"))
@@ -245,7 +271,8 @@ def test_seed_under_writes_then_start_equals_replication(scenario_factory):
 
 
 def test_seed_killed_and_resumed(scenario_factory, target_db):
-    sc = scenario_factory({"nums": 40_000, "names": 20_000, "events": 5_000})
+    sc = scenario_factory({"nums": 40_000, "names": 20_000, "events": 5_000,
+                           "same": 5_000})
     meta = f"`{sc.schema}_meta`"
     sc.start_writer()
     try:

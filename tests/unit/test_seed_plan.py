@@ -223,3 +223,35 @@ def test_binlog_positions_order_across_files():
     assert position_key("binlog.000009", 900) < position_key("binlog.000010", 4)
     assert position_key("binlog.000010", 4) < position_key("binlog.000010", 5)
     assert position_key("binlog.999999", 4) < position_key("binlog.1000000", 4)
+
+
+# --- identity columns rendered by the source ------------------------------------------------
+
+def test_identity_columns_are_rendered_by_the_source_the_others_in_python():
+    from applier.conversions import Mode
+    from applier.mapping import build_mapping
+    from applier.seed_copy import ChunkReader
+    from applier.seed_plan import SeedTable, literal_expr
+
+    types = [INT, SqlType("varchar", length=10, charset="latin1"), SqlType("float"),
+             SqlType("tinyint", unsigned=False), SqlType("datetime", fsp=3)]
+    src = SourceTable("db", "t", 1, tuple(Column(i, n, t) for i, (n, t) in
+                                          enumerate(zip("abcde", types, strict=True))))
+    tgt_types = [INT, types[1], SqlType("float"), SqlType("int", unsigned=False), types[4]]
+    tgt = TargetTable("db", "t", tuple(Column(i, n, t) for i, (n, t) in
+                                       enumerate(zip("abcde", tgt_types, strict=True))))
+    reader = ChunkReader.build(SeedTable(src, tgt, 0, ()),
+                               build_mapping(src, tgt, Mode.parse("ALL_NON_LOSSY")))
+    assert reader.columns == ["a", "b", "e", "c", "d"]  # rendered first, then converted
+    assert reader.select == (
+        "SELECT CONCAT_WS(',', IFNULL(CAST(`a` AS CHAR), 'NULL'), QUOTE(CONVERT(`b` USING"
+        " utf8mb4)), QUOTE(CAST(`e` AS CHAR))), CAST(`c` AS DOUBLE), `d` FROM `db`.`t`")
+    assert reader.sql(5, None).endswith(" WHERE `a` >= 5")
+    assert reader.render((b"1,'x',NULL", 1.5, -3)) == "(1,'x',NULL,1.5e0,-3)"
+    assert literal_expr("`g`", SqlType("geometry")) is None
+    assert literal_expr("`j`", SqlType("json")) is None
+    assert literal_expr("`u`", SqlType("varchar", length=3, charset="ucs2")) is None
+    python_only = ChunkReader.build(SeedTable(src, tgt, 0, ()), build_mapping(
+        src, tgt, Mode.parse("ALL_NON_LOSSY")), on_server=False)
+    assert python_only.render((1, b"\xe9", 1.5, -3, b"2024-01-02 03:04:05.000")) == \
+        "(1,'é',1.5e0,-3,'2024-01-02 03:04:05.000')"
