@@ -75,7 +75,7 @@ class Options:
     force: str | None = None  # None | 'truncate' | 'keep'
     create: bool = False
     chunk_rows: int = CHUNK_ROWS
-    readers: int | None = None  # default: Spark's parallelism, at most MAX_READERS
+    readers: int | None = None  # default: Spark's slots, at most MAX_READERS
     progress_every: float = 5.0
 
 
@@ -312,9 +312,12 @@ def _copy(cfg: Config, opt: Options, flavor: str, store: SeedStore, tgt, run_id:
 
     logging.getLogger("py4j").setLevel(logging.WARNING)
     ours = SparkContext._active_spark_context is None  # else: the caller's to stop
-    spark = spark_session(opt.master)
+    spark = spark_session(opt.master, opt.readers)
     try:
-        readers = max(1, min(opt.readers or slots(spark), MAX_READERS, max(1, pending)))
+        readers = max(1, min(opt.readers or MAX_READERS, slots(spark), max(1, pending)))
+        if opt.readers and readers < min(opt.readers, pending):
+            log.warning("seed: %d readers (the Spark slots a barrier stage can use at "
+                        "once), not %d", readers, opt.readers)
         progress = Progress(cfg, store, estimates, out, opt.progress_every)
         progress.start()
         started = time.monotonic()

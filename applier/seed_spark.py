@@ -225,8 +225,9 @@ class Task:
 
 # -- Spark -------------------------------------------------------------------------------
 
-def spark_session(master: str | None):
-    """Embedded local[*] unless `master` (or spark-submit) says otherwise."""
+def spark_session(master: str | None, readers: int | None = None):
+    """Embedded local[*] (local[readers] when more readers than cores are asked for: they
+    mostly wait on the servers) unless `master` (or spark-submit) says otherwise."""
     from pyspark import SparkConf
     from pyspark.sql import SparkSession
 
@@ -235,7 +236,9 @@ def spark_session(master: str | None):
     if master:
         builder = builder.master(master)
     elif not SparkConf().contains("spark.master"):
-        builder = builder.master("local[*]")
+        cores = os.cpu_count() or 1
+        builder = builder.master(f"local[{readers}]" if readers and readers > cores
+                                 else "local[*]")
     spark = (builder.config("spark.ui.enabled", "false")
              .config("spark.ui.showConsoleProgress", "false").getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
