@@ -14,7 +14,7 @@ checks that both leave the same row count and prints the figures side by side. R
 purpose, not in tests:
 
     .venv/bin/python -m bench.bench_seed [--rows 1000000] [--flavor mariadb|mysql]
-        [--readers N] [--chunk-rows N] [--dir /tmp/bench-seed]
+        [--readers N] [--chunk-rows N] [--dir /tmp/bench-seed-FLAVOR]
 """
 
 from __future__ import annotations
@@ -95,11 +95,12 @@ def run_dump(flavor: str, src, tgt) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=int, default=1_000_000)
-    ap.add_argument("--dir", default="/tmp/bench-seed")
+    ap.add_argument("--dir", default=None, help="default: /tmp/bench-seed-FLAVOR")
     ap.add_argument("--flavor", choices=["mysql", "mariadb"], default="mariadb")
     ap.add_argument("--readers", type=int, default=None)
     ap.add_argument("--chunk-rows", type=int, default=None)
     args = ap.parse_args()
+    args.dir = args.dir or f"/tmp/bench-seed-{args.flavor}"
     info = Sandbox(Path(args.dir), flavor=args.flavor).up()
     try:
         src_cfg, tgt_cfg = info.source.server_config(), info.target.server_config()
