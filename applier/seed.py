@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import logging
 import sys
-import threading
 import time
 import uuid
 from dataclasses import dataclass
@@ -41,7 +40,7 @@ from applier.conversions import Mode
 from applier.errors import ApplierError, ConfigError, ExitStatus
 from applier.filters import table_filter
 from applier.lookup import qualified, quote
-from applier.mapping import build_mapping
+from applier.mapping import build_mapping, needs_value
 from applier.schema import list_tables, read_table
 from applier.seed_copy import ChunkReader
 from applier.seed_plan import (
@@ -52,6 +51,7 @@ from applier.seed_plan import (
     split_column,
     walk_bounds,
 )
+from applier.seed_progress import Progress
 from applier.seed_store import SeedStore
 from applier.snapshot_position import SnapshotPoint
 from applier.source import read_settings
@@ -208,9 +208,15 @@ def run_seed(cfg: Config, opt: Options, out=sys.stderr) -> SnapshotPoint:
         names = select_tables(src, cfg, opt.tables, store.names())
         sdefs, tdefs = _definitions(src, tgt, names, opt)
         for n in names:  # a refused conversion stops before a single row is copied
-            ChunkReader.build(SeedTable(as_source_table(sdefs[n]), tdefs[n], None),
-                              build_mapping(as_source_table(sdefs[n]), tdefs[n], mode,
-                                            by=r.column_mapping))
+            mapping = build_mapping(as_source_table(sdefs[n]), tdefs[n], mode,
+                                    by=r.column_mapping)
+            ChunkReader.build(SeedTable(mapping.source, tdefs[n], None), mapping)
+            unfilled = [c.name for c in mapping.extra_target if needs_value(c)]
+            if unfilled:
+                raise SeedFailed(
+                    f"{n[0]}.{n[1]}: target column(s) {', '.join(unfilled)} have no source "
+                    "column, no default and are NOT NULL: every row would be refused (1364)"
+                    " — give them a default on the target, or allow NULL")
         run_id = uuid.uuid4().hex
         run = store.load(tgt)
         resume = run is not None and run.state == "copying" and opt.force != "truncate"
@@ -339,63 +345,3 @@ def _copy(cfg: Config, opt: Options, flavor: str, store: SeedStore, tgt, run_id:
     if left:
         raise SeedFailed(f"{left} chunks were not copied; run `applier seed` again")
     return point, sum(x["rows"] for x in results), time.monotonic() - started
-
-
-class Progress(threading.Thread):
-    """One line per table on `out` every `every` seconds while it copies, and when done."""
-
-    def __init__(self, cfg: Config, store: SeedStore, estimates: dict, out, every: float):
-        super().__init__(daemon=True, name="seed-progress")
-        self.cfg, self.store, self.estimates, self.out, self.every = (cfg, store, estimates,
-                                                                       out, every)
-        self._halt = threading.Event()
-        self.seen: dict[str, tuple[float, int, int]] = {}  # table: (since, rows then, shown)
-        self.finished: set[str] = set()
-
-    def run(self) -> None:
-        try:
-            conn = connect(self.cfg.target)
-        except ApplierError:
-            return
-        try:
-            while not self._halt.wait(self.every):
-                self.report(conn)
-            self.report(conn)
-        except Exception:  # noqa: BLE001 - progress lines are best effort
-            log.debug("progress failed", exc_info=True)
-        finally:
-            conn.close()
-
-    def stop(self) -> None:
-        self._halt.set()
-        self.join(timeout=30)
-
-    def report(self, conn) -> None:
-        with conn.cursor() as cur:
-            state = self.store.progress(cur)
-        now = time.monotonic()
-        for table, (done, chunks, rows) in sorted(state.items()):
-            if table in self.finished:
-                continue
-            # rate from the last moment the table had not moved yet (Spark's start-up and
-            # the other tables' turns are not counted)
-            t0, r0, last = self.seen.get(table, (now, rows, rows))
-            if rows == r0:
-                self.seen[table] = (now, rows, rows)
-                if done < chunks:
-                    continue
-            rate = (rows - r0) / max(now - t0, 1e-6)
-            if done == chunks:
-                self.finished.add(table)
-                print(f"seed: {table}: done, {rows} rows"
-                      + (f" ({rate:,.0f} rows/s)" if rows > r0 else ""),
-                      file=self.out, flush=True)
-                continue
-            if rows == last:
-                continue
-            self.seen[table] = (t0, r0, rows)
-            est = max(self.estimates.get(table, 0), rows)
-            eta = f"ETA {(est - rows) / rate:,.0f} s" if rate > 0 and est else "ETA ?"
-            total = f"/~{est}" if est else ""
-            print(f"seed: {table}: {rows}{total} rows, {done}/{chunks} chunks, "
-                  f"{rate:,.0f} rows/s, {eta}", file=self.out, flush=True)

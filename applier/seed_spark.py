@@ -178,8 +178,8 @@ class Task:
         try:
             for t in self.job.tables:
                 now = read_table(check, t.source.schema, t.source.table)
-                if now is None or [c.type for c in now.columns] != \
-                        [c.type for c in t.source.columns]:
+                if now is None or [(c.name, c.type) for c in now.columns] != \
+                        [(c.name, c.type) for c in t.source.columns]:
                     raise ReplicationStopped(
                         f"the definition of '{t.name}' on the source changed while the seed "
                         "started; run `applier seed` again")
