@@ -70,7 +70,7 @@ def decimal_quantizer(target: SqlType) -> Callable[[Decimal], Decimal]:
     scale = target.scale or 0
     exp = Decimal(1).scaleb(-scale)
     top = _CTX.subtract(_CTX.power(Decimal(10), (target.precision or 10) - scale), exp)
-    bottom = exp * 0 if target.unsigned else -top
+    bottom = exp * 0 if target.unsigned else top.copy_negate()  # exact: no context rounding
 
     def quantize(d: Decimal) -> Decimal:
         if d.is_nan():

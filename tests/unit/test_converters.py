@@ -70,6 +70,9 @@ def dec(m, d, unsigned=False):
     ("-99999999.99", (10, 2), (5, 1), "-9999.9"),
     ("0.001", (10, 3), (3, 3), "0.001"),
     ("1", (10, 3), (3, 3), "0.999"),
+    # 65 digits: saturation to both ends is exact (no 28-digit context anywhere)
+    ("-1" + "0" * 35, (65, 0), (65, 30), "-" + "9" * 35 + "." + "9" * 30),
+    ("1" + "0" * 35, (65, 0), (65, 30), "9" * 35 + "." + "9" * 30),
 ])
 def test_decimal_rounding_and_saturation(value, src, tgt, expected):
     fn = converter(dec(*src), dec(*tgt), BOTH)
