@@ -253,8 +253,8 @@ def _fresh_plan(store, src, tgt, run, names, sdefs, tdefs, opt: Options, run_id:
             raise SeedFailed("--force keep needs a primary or unique key on the target to "
                              "tell which rows it holds; none on " + ", ".join(
                                  f"{s}.{t}" for s, t in keyless))
-    if run is not None:
-        store.take_over(tgt, run_id)  # a writer left from an earlier run stops first
+    if run is not None:  # first: chunk marks never outlive the rows they describe
+        store.forget(tgt)
     if opt.force == "truncate":
         with tgt.cursor() as cur:
             cur.execute("SET SESSION foreign_key_checks = 0")
@@ -281,9 +281,11 @@ def _resume_plan(store, tgt, run, names, sdefs, tdefs, run_id: str, out):
             "resume it, or pass --force truncate to start again")
     store.take_over(tgt, run_id)  # from here no writer of an earlier run commits a chunk
     ranges: dict[str, list] = {}
+    estimates: dict[str, int] = {}
     for c in store.chunks(tgt):
         ranges.setdefault(c.table, []).append((c.lo, c.hi))
-    tables, estimates = [], {}
+        estimates[c.table] = estimates.get(c.table, 0) + (c.rows if c.done else c.est_rows)
+    tables = []
     for spec in run.tables:
         n = tuple(spec["table"].split(".", 1))
         source = as_source_table(sdefs[n])
@@ -294,7 +296,6 @@ def _resume_plan(store, tgt, run, names, sdefs, tdefs, run_id: str, out):
                              "pass --force truncate to start again")
         tables.append(SeedTable(source, tdefs[n], key,
                                 bounds_from_chunks(ranges.get(spec["table"], [(None, None)]))))
-        estimates[spec["table"]] = 0
     done = sum(c.done for c in store.chunks(tgt))
     print(f"seed: resuming ({done} chunks copied earlier are not copied again)",
           file=out, flush=True)

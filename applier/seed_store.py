@@ -145,6 +145,16 @@ class SeedStore:
                         f" CURRENT_TIMESTAMP(6) WHERE server_id = %s", (run_id, self.server_id))
         conn.commit()
 
+    def forget(self, conn) -> None:
+        """Drop an earlier seed (before its tables are emptied): waits for a chunk still
+        being written by a process of that seed, which then finds no run and stops."""
+        with conn.cursor() as cur:
+            cur.execute(f"DELETE FROM {self.run_table} WHERE server_id = %s",
+                        (self.server_id,))
+            cur.execute(f"DELETE FROM {self.chunk_table} WHERE server_id = %s",
+                        (self.server_id,))
+        conn.commit()
+
     def lock_run(self, cur, run_id: str, for_update: bool = False) -> SnapshotPoint | None:
         """Inside a target transaction: lock the run row and check that this run still
         owns the seed; returns the run position."""
