@@ -8,6 +8,7 @@ multi-row INSERTs, consecutive deletes by a unique key become one DELETE ... IN 
 from __future__ import annotations
 
 import logging
+import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -20,6 +21,7 @@ from applier.errors import ReplicationStopped, RowNotFound
 from applier.events import RowChange, Statement, Transaction
 from applier.mapping import TableMapping, build_mapping
 from applier.schema import SchemaCache
+from applier.sqlmode import APPLY_SQL_MODE
 from applier.target import PacketTooLarge, check_packet, error_code, max_packet, translate
 from applier.types import STRING, SourceTable
 
@@ -28,6 +30,9 @@ BATCH_ROWS = 1000
 # errors after which the target's definitions are read again and the transaction retried
 # once: a table or column changed on the target since it was read
 _STALE = {1054, 1146}
+_TRUNCATED = re.compile(r"Data truncated for column '(.+)' at row")
+# for a statement writing an ENUM's error value: APPLY_SQL_MODE without strictness
+_RELAXED_SQL_MODE = ",".join(m for m in APPLY_SQL_MODE.split(",") if "STRICT" not in m)
 
 
 @dataclass
@@ -158,6 +163,7 @@ class TransactionApplier:
         mapping = self.mapping(group[0].table)
         event = {"insert": "Write_rows", "delete": "Delete_rows"}.get(kind, "Update_rows")
         self._doing = f"{event} event on table {mapping.target.qualified}"
+        self._target = mapping.target
         if kind == "insert":
             return self._inserts(cur, mapping, group, txn)
         if kind == "delete":
@@ -200,7 +206,43 @@ class TransactionApplier:
         if not check_packet(query, self.conn.encoding, self.max_packet):
             size = len(query.encode(self.conn.encoding, "surrogateescape")) + 1
             raise PacketTooLarge(self._doing, size, self.max_packet, str(txn.end))
-        return cur.execute(query)
+        try:
+            return cur.execute(query)
+        except Exception as exc:
+            if not self._enum_columns(str(exc)) or error_code(exc) != 1265:
+                raise
+        return self._exec_with_enum_error_value(cur, query, txn)
+
+    def _enum_columns(self, message: str) -> bool:
+        """Whether every 'Data truncated' in the message is about an ENUM column of the
+        target table (the only truncation the converted values can cause there is the
+        ENUM error value, index 0)."""
+        names = _TRUNCATED.findall(message)
+        target = getattr(self, "_target", None)
+        if not names or target is None:
+            return False
+        cols = [target.column(n) for n in names]
+        return all(c is not None and c.type.name == "enum" for c in cols)
+
+    def _exec_with_enum_error_value(self, cur, query: str, txn) -> int:
+        """ENUM index 0 (the error value '') is what the source holds, and MySQL's own
+        replica stores it; a strict session refuses to write it. This one statement runs
+        without strictness, and any warning other than that value stops replication."""
+        cur.execute(f"SET SESSION sql_mode = '{_RELAXED_SQL_MODE}'")
+        try:
+            count = cur.execute(query)
+            cur.execute("SHOW WARNINGS")
+            warnings = list(cur.fetchall())
+        finally:
+            cur.execute(f"SET SESSION sql_mode = '{APPLY_SQL_MODE}'")
+        for _, code, message in warnings:
+            if code == 1287:  # a deprecation note: nothing about the values
+                continue
+            if code != 1265 or not self._enum_columns(message):
+                raise ReplicationStopped(
+                    f"{self._doing} failed on the target: {message}, Error_code: {code}; "
+                    f"the event's source position {txn.end}", code)
+        return count
 
     def _insert_idempotent(self, cur, query, t, cols, batch, txn) -> None:
         cur.execute("SAVEPOINT applier_batch")

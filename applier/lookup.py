@@ -114,7 +114,8 @@ def where(plan: LookupPlan, values: dict[str, Any]) -> tuple[str, list[Any]]:
     parts = [f"{ident(c)} {op} %s" for c in plan.columns]
     args = [values[c] for c in plan.columns]
     for col, charset in plan.exact:
-        parts.append(f"BINARY {ident(col)} <=> BINARY CONVERT(%s USING {charset})")
+        parts.append(f"CAST({ident(col)} AS BINARY)"
+                     f" <=> CAST(CONVERT(%s USING {charset}) AS BINARY)")
         args.append(values[col])
     return " AND ".join(parts), args
 
