@@ -1,7 +1,6 @@
-"""The `applier` command: config -> call; expected errors -> one line and an exit status.
-
-Every exit is a documented one (0, 2, 3, 4; click's usage errors are 2): an unexpected
-error is one line and exit 3 (a human must look), its traceback only with --debug.
+"""The `applier` command: config -> call. Errors are raised, never handled here: the one
+boundary (applier/boundary.py) turns them into one line and a documented exit status
+(0, 2, 3, 4; see docs/architecture.md and the README), tracebacks only with --debug.
 """
 
 from __future__ import annotations
@@ -12,9 +11,10 @@ import sys
 
 import click
 
-from applier import service
+from applier.boundary import CommandGroup
 from applier.config import Config, load_config
 from applier.errors import ApplierError, ExitStatus, ReplicationStopped
+from applier.ops import service
 
 log = logging.getLogger("applier")
 CONFIG = click.option("--config", "config_path", required=True,
@@ -31,34 +31,7 @@ def _load(path: str) -> Config:
     return load_config(path)
 
 
-def _fail(exc: ApplierError, debug: bool):
-    if debug:
-        log.exception("failed")
-    click.echo(f"applier: {exc}", err=True)
-    sys.exit(int(exc.exit_status))
-
-
-class _Main(click.Group):
-    """The command group: what no command expected still ends in one line and exit 3."""
-
-    def invoke(self, ctx: click.Context):
-        try:
-            return super().invoke(ctx)
-        except (click.ClickException, click.exceptions.Exit, click.Abort, SystemExit,
-                KeyboardInterrupt):
-            raise
-        except ApplierError as exc:
-            _fail(exc, bool(ctx.obj and ctx.obj.get("debug")))
-        except Exception as exc:
-            if ctx.obj and ctx.obj.get("debug"):
-                raise
-            click.echo(f"applier: unexpected error: {type(exc).__name__}: {exc} — run the"
-                       " command again with --debug for the traceback, and report it",
-                       err=True)
-            sys.exit(int(ExitStatus.REPLICATION_STOPPED))
-
-
-@click.group(cls=_Main)
+@click.group(cls=CommandGroup)
 @click.option("--debug", is_flag=True, help="Log SQL and show tracebacks.")
 @click.pass_context
 def main(ctx: click.Context, debug: bool) -> None:
@@ -75,26 +48,23 @@ def main(ctx: click.Context, debug: bool) -> None:
 def start(ctx, config_path: str, foreground: bool, until_caught_up: bool) -> None:
     """Start replicating (detached unless --foreground or --until-caught-up)."""
     debug = ctx.obj["debug"]
-    try:
-        cfg = _load(config_path)
-        _setup_logging(cfg.daemon.log_level, debug)
-        if not (foreground or until_caught_up):
-            running = service.running_pid(cfg.daemon.state_dir)
-            if running is not None:
-                raise service.ServiceError(f"applier already runs for this config (pid "
-                                           f"{running}); `applier stop --config` it first")
-            pid = service.spawn_detached(service.foreground_argv(config_path),
-                                         cfg.daemon.state_dir)
-            click.echo(f"applier started (pid {pid}); logs in {cfg.daemon.state_dir}")
-            return
-        sys.exit(int(_run(cfg, until_caught_up, debug)))
-    except ApplierError as exc:
-        _fail(exc, debug)
+    cfg = _load(config_path)
+    _setup_logging(cfg.daemon.log_level, debug)
+    if not (foreground or until_caught_up):
+        running = service.running_pid(cfg.daemon.state_dir)
+        if running is not None:
+            raise service.ServiceError(f"applier already runs for this config (pid "
+                                       f"{running}); `applier stop --config` it first")
+        pid = service.spawn_detached(service.foreground_argv(config_path),
+                                     cfg.daemon.state_dir)
+        click.echo(f"applier started (pid {pid}); logs in {cfg.daemon.state_dir}")
+        return
+    sys.exit(int(_run(cfg, until_caught_up, debug)))
 
 
 def _run(cfg: Config, until_caught_up: bool, debug: bool = False) -> ExitStatus:
-    from applier.daemon import Daemon, StopRequested
-    from applier.notify import Notifier
+    from applier.ops.daemon import Daemon, StopRequested
+    from applier.ops.notify import Notifier
 
     daemon = Daemon(cfg, until_caught_up=until_caught_up, notify=Notifier())
     daemon.install_signals()  # before the pid file: `stop` right after `start` is clean
@@ -123,17 +93,14 @@ def _run(cfg: Config, until_caught_up: bool, debug: bool = False) -> ExitStatus:
 @click.pass_context
 def stop(ctx, config_path: str, timeout: float | None) -> None:
     """Ask the running daemon to finish its transaction, commit and exit."""
-    try:
-        cfg = _load(config_path)
-        outcome = service.request_stop(cfg.daemon.state_dir,
-                                       timeout if timeout is not None else cfg.daemon.stop_timeout)
-    except ApplierError as exc:
-        _fail(exc, ctx.obj["debug"])
+    cfg = _load(config_path)
+    outcome = service.request_stop(cfg.daemon.state_dir,
+                                   timeout if timeout is not None else cfg.daemon.stop_timeout)
     if outcome is service.StopOutcome.TIMED_OUT:
-        click.echo(f"applier: still running after {timeout or cfg.daemon.stop_timeout:g} s"
-                   " (finishing its transaction) — wait and run stop again, or raise"
-                   " [daemon] stop_timeout; kill -9 loses nothing", err=True)
-        sys.exit(int(ExitStatus.REPLICATION_STOPPED))
+        raise service.StopTimedOut(
+            f"still running after {timeout or cfg.daemon.stop_timeout:g} s (finishing its"
+            " transaction) — wait and run stop again, or raise [daemon] stop_timeout;"
+            " kill -9 loses nothing")
     click.echo(f"applier: {outcome.value}")
 
 
@@ -143,13 +110,10 @@ def stop(ctx, config_path: str, timeout: float | None) -> None:
 @click.pass_context
 def status(ctx, config_path: str, as_json: bool) -> None:
     """Where replication is and why it stopped, like SHOW REPLICA STATUS."""
-    from applier.status import collect_status, format_status
+    from applier.ops.status import collect_status, format_status
 
-    try:
-        cfg = _load(config_path)
-        result = collect_status(cfg)
-    except ApplierError as exc:
-        _fail(exc, ctx.obj["debug"])
+    cfg = _load(config_path)
+    result = collect_status(cfg)
     click.echo(json.dumps(result, indent=2, default=str) if as_json else format_status(result))
 
 
@@ -159,14 +123,11 @@ def status(ctx, config_path: str, as_json: bool) -> None:
 @click.pass_context
 def check(ctx, config_path: str, as_json: bool) -> None:
     """Preflight: each column's conversion decision and the lookup key; applies nothing."""
-    from applier.check import format_check, run_check
+    from applier.ops.check import format_check, run_check
 
-    try:
-        cfg = _load(config_path)
-        _setup_logging(cfg.daemon.log_level, ctx.obj["debug"])
-        result = run_check(cfg)
-    except ApplierError as exc:
-        _fail(exc, ctx.obj["debug"])
+    cfg = _load(config_path)
+    _setup_logging(cfg.daemon.log_level, ctx.obj["debug"])
+    result = run_check(cfg)
     click.echo(json.dumps(result, indent=2, default=str) if as_json else format_check(result))
     sys.exit(0 if result["ok"] else int(ExitStatus.REPLICATION_STOPPED))
 
@@ -190,16 +151,13 @@ def seed(ctx, config_path: str, tables: str | None, master: str | None, force: s
          create: bool, chunk_rows: int | None, readers: int | None) -> None:
     """Copy the source's rows to the target, converted as the daemon converts them, and
     set the checkpoint at the copy's consistent position (then `applier start`)."""
-    from applier.seed import CHUNK_ROWS, Options, run_seed
+    from applier.seed.command import CHUNK_ROWS, Options, run_seed
 
-    try:
-        cfg = _load(config_path)
-        _setup_logging(cfg.daemon.log_level, ctx.obj["debug"])
-        names = tuple(t.strip() for t in tables.split(",") if t.strip()) if tables else None
-        run_seed(cfg, Options(tables=names, master=master, force=force, create=create,
-                              chunk_rows=chunk_rows or CHUNK_ROWS, readers=readers))
-    except ApplierError as exc:
-        _fail(exc, ctx.obj["debug"])
+    cfg = _load(config_path)
+    _setup_logging(cfg.daemon.log_level, ctx.obj["debug"])
+    names = tuple(t.strip() for t in tables.split(",") if t.strip()) if tables else None
+    run_seed(cfg, Options(tables=names, master=master, force=force, create=create,
+                          chunk_rows=chunk_rows or CHUNK_ROWS, readers=readers))
 
 
 @main.group()
@@ -209,18 +167,6 @@ def sandbox() -> None:
 
 SANDBOX_DIR = click.option("--dir", "base_dir", default="sandbox", show_default=True,
                            type=click.Path(file_okay=False), help="Where the servers live.")
-
-
-def _sandbox_call(action):
-    """Run a sandbox action; a server that cannot be found or started exits 4 with its
-    message (no traceback)."""
-    from applier.sandbox import SandboxError
-
-    try:
-        return action()
-    except SandboxError as exc:
-        click.echo(f"sandbox: {exc}", err=True)
-        sys.exit(ExitStatus.CANNOT_CONNECT)
 
 
 @sandbox.command("up")
@@ -233,10 +179,9 @@ def _sandbox_call(action):
 def sandbox_up(base_dir: str, row_image: str, flavor: str | None, fresh: bool) -> None:
     """Start a source (binlog ROW, metadata FULL) and a target; write a config. Servers
     stopped by `down` start again with their data, on the same ports."""
-    from applier.sandbox import Sandbox
+    from applier.sandbox.servers import Sandbox
 
-    info = _sandbox_call(lambda: Sandbox(base_dir, flavor=flavor).up(row_image=row_image,
-                                                                     fresh=fresh))
+    info = Sandbox(base_dir, flavor=flavor).up(row_image=row_image, fresh=fresh)
     for role, server in info.servers.items():
         click.echo(f"{role}: {server.flavor} on {server.host}:{server.port} (pid {server.pid},"
                    f" datadir {server.datadir})")
@@ -248,16 +193,16 @@ def sandbox_up(base_dir: str, row_image: str, flavor: str | None, fresh: bool) -
 @click.option("--remove", is_flag=True, help="Also delete the servers' data.")
 def sandbox_down(base_dir: str, remove: bool) -> None:
     """Stop the sandbox servers (their data stays in the directory unless --remove)."""
-    from applier.sandbox import Sandbox
+    from applier.sandbox.servers import Sandbox
 
-    _sandbox_call(lambda: Sandbox(base_dir).down(remove=remove))
+    Sandbox(base_dir).down(remove=remove)
     click.echo("sandbox stopped" + (" and removed" if remove else ""))
 
 
 @sandbox.command("status")
 @SANDBOX_DIR
 def sandbox_status(base_dir: str) -> None:
-    from applier.sandbox import Sandbox
+    from applier.sandbox.servers import Sandbox
 
     for role, state in Sandbox(base_dir).status().items():
         click.echo(f"{role}: " + ", ".join(f"{k}={v}" for k, v in state.items()))
@@ -269,9 +214,9 @@ def sandbox_status(base_dir: str) -> None:
               help="Server flavour (default: as recorded, else the installed one).")
 def sandbox_demo(base_dir: str, flavor: str | None) -> None:
     """Start the sandbox, create differing tables, run a workload, catch up, show results."""
-    from applier.demo import run_demo
+    from applier.sandbox.demo import run_demo
 
-    sys.exit(_sandbox_call(lambda: run_demo(base_dir, flavor)))
+    sys.exit(run_demo(base_dir, flavor))
 
 
 if __name__ == "__main__":

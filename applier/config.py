@@ -1,5 +1,5 @@
-"""The TOML configuration (DESIGN.md contract) as a frozen value. INTERFACE: field names below
-are shared by the daemon, the CLI and the reconciler."""
+"""The TOML configuration (the contract in docs/architecture.md) as a frozen value.
+INTERFACE: field names below are shared by the daemon, the CLI and the reconciler."""
 
 from __future__ import annotations
 
@@ -29,16 +29,32 @@ class ServerConfig:
     ssl_ca: str | None = None
     ssl_cert: str | None = None
     ssl_key: str | None = None
+    ssl_mode: str | None = None  # the mysql client's --ssl-mode values; None: see tls_mode
+
+    @property
+    def tls_mode(self) -> str:
+        """ssl_mode, else VERIFY_IDENTITY with TLS files, else PREFERRED."""
+        if self.ssl_mode:
+            return self.ssl_mode
+        return "VERIFY_IDENTITY" if self.ssl_ca or self.ssl_cert else "PREFERRED"
 
     def pymysql_kwargs(self) -> dict:
         """Connection arguments; the password as UTF-8 bytes (pymysql would encode a str
-        as latin1: 'é' would not match and an emoji would not even encode)."""
-        kw = {"host": self.host, "port": self.port, "user": self.user,
-              "password": self.password.encode("utf-8", "surrogateescape")}
-        ssl = {k: v for k, v in (("ca", self.ssl_ca), ("cert", self.ssl_cert),
-                                 ("key", self.ssl_key)) if v}
-        if ssl:
-            kw["ssl"] = ssl
+        as latin1: 'é' would not match and an emoji would not even encode). TLS as the
+        mysql client's --ssl-mode: DISABLED none; PREFERRED when the server offers it,
+        unverified; REQUIRED always, unverified; VERIFY_CA the certificate is signed by
+        ssl_ca; VERIFY_IDENTITY also names the host connected to."""
+        kw: dict[str, Any] = {"host": self.host, "port": self.port, "user": self.user,
+                              "password": self.password.encode("utf-8", "surrogateescape")}
+        mode = self.tls_mode
+        if mode == "DISABLED":
+            kw["ssl_disabled"] = True
+        elif mode != "PREFERRED" or self.ssl_cert:  # pymysql builds the context lazily
+            verify = mode in ("VERIFY_CA", "VERIFY_IDENTITY")
+            tls: dict[str, Any] = {"ca": self.ssl_ca, "cert": self.ssl_cert,
+                                   "key": self.ssl_key}
+            kw["ssl"] = {k: v for k, v in tls.items() if v} | {
+                "check_hostname": mode == "VERIFY_IDENTITY", "verify_mode": verify}
         return kw
 
 
@@ -53,6 +69,8 @@ class ReplicationConfig:
     ignore_tables: tuple[str, ...] = ()
     ddl: str = "apply"  # or ignore
     checkpoint_table: str = "applier_meta.checkpoint"
+    channel: str = "default"  # names the checkpoint row; server_id only the connection
+    auto_position: bool | None = None  # resume by GTID set; None: when the source has GTIDs
 
 
 @dataclass(frozen=True)
@@ -89,6 +107,7 @@ class Config:
 # Parsing and validation. Every problem becomes ONE line naming the key and the fix; all
 # problems are reported together. Secret values never appear in a message.
 
+SSL_MODES = ("DISABLED", "PREFERRED", "REQUIRED", "VERIFY_CA", "VERIFY_IDENTITY")
 _SECTIONS = ("source", "target", "replication", "daemon", "reconcile")
 _REQUIRED = ("source", "target")
 _CONVERSIONS = ("ALL_LOSSY", "ALL_NON_LOSSY", "ALL_SIGNED", "ALL_UNSIGNED")
@@ -199,6 +218,18 @@ def _start(v: Any) -> str:
     raise _Invalid(expected)
 
 
+def _boolean(v: Any) -> bool:
+    if not isinstance(v, bool):
+        raise _Invalid("true or false")
+    return v
+
+
+def _channel(v: Any) -> str:
+    if not isinstance(v, str) or not re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", v):
+        raise _Invalid("a channel name: 1 to 64 letters, digits, _ . or -")
+    return v
+
+
 def _patterns(v: Any) -> tuple[str, ...]:
     expected = 'a list of "db.table" patterns (% and _ wildcards)'
     if not isinstance(v, list) or not all(isinstance(p, str) for p in v):
@@ -226,6 +257,7 @@ _SERVER = {
     "ssl_ca": (_string(), 'ssl_ca = "/etc/applier/ca.pem"'),
     "ssl_cert": (_string(), 'ssl_cert = "/etc/applier/client-cert.pem"'),
     "ssl_key": (_string(), 'ssl_key = "/etc/applier/client-key.pem"'),
+    "ssl_mode": (_choice(*SSL_MODES), 'ssl_mode = "VERIFY_CA"'),
 }
 _KEYS: dict[str, dict[str, tuple[Check, str]]] = {
     "source": _SERVER,
@@ -240,6 +272,8 @@ _KEYS: dict[str, dict[str, tuple[Check, str]]] = {
         "ignore_tables": (_patterns, 'ignore_tables = ["shop.tmp\\\\_%"]'),
         "ddl": (_choice("apply", "ignore"), 'ddl = "apply"'),
         "checkpoint_table": (_table_name, 'checkpoint_table = "applier_meta.checkpoint"'),
+        "channel": (_channel, 'channel = "default"'),
+        "auto_position": (_boolean, "auto_position = true"),
     },
     "daemon": {
         "state_dir": (_string(), 'state_dir = "/var/lib/applier"'),
@@ -360,6 +394,11 @@ def _server(section: str, v: dict, base_dir: Path | None, environ: Mapping[str, 
             if not Path(kw[key]).is_file():
                 errors.append(f"[{section}] {key}: no such file {kw[key]}"
                               f" — give the path of the PEM file (relative to the config's folder)")
+    if "ssl_mode" in v:
+        kw["ssl_mode"] = v["ssl_mode"]
+        if v["ssl_mode"] in ("VERIFY_CA", "VERIFY_IDENTITY") and "ssl_ca" not in v:
+            errors.append(f"[{section}] ssl_mode: {v['ssl_mode']} verifies the server's"
+                          f" certificate against ssl_ca — set ssl_ca (the CA's PEM file)")
     if ("ssl_cert" in v) != ("ssl_key" in v):
         errors.append(f"[{section}] ssl_key: ssl_cert and ssl_key go together"
                       f" — set both (client certificate and its key) or neither")

@@ -1,4 +1,5 @@
-"""Error types and the process exit statuses (the CLI contract of DESIGN.md)."""
+"""Error types and the process exit statuses (the CLI contract: docs/architecture.md and
+the README's exit table)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,14 @@ class ExitStatus(IntEnum):
     USAGE = 2  # bad usage or configuration
     REPLICATION_STOPPED = 3  # conversion refused, row not found, duplicate key ...
     CANNOT_CONNECT = 4  # source or target unreachable
+
+
+class ReconcileStatus(IntEnum):
+    """How `reconcile run` ends (its own contract: a verdict, or none)."""
+
+    CONSISTENT = 0  # every compared row is what the conversion rules predict
+    DIVERGENCE = 1  # at least one confirmed difference (see report.json)
+    ERROR = 2  # bad usage or configuration, a server unreachable, a table not comparable
 
 
 class ApplierError(Exception):
@@ -30,6 +39,15 @@ class ConnectError(ApplierError):
 
     exit_status = ExitStatus.CANNOT_CONNECT
     code = 2003
+
+
+class ConnectRefused(ConnectError):
+    """A connection refused for a reason no wait cures (login denied, certificate not
+    verified, unknown host): at start-up the daemon stops at once instead of retrying."""
+
+    def __init__(self, message: str, code: int = 2003):
+        super().__init__(message)
+        self.code = code
 
 
 class TransientError(ApplierError):

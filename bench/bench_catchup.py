@@ -1,98 +1,172 @@
-"""Catch-up benchmark: time the applier applying a few hundred thousand row changes.
+"""Catch-up benchmark: the applier against the server's own replica, side by side in one
+run, on the same sandbox servers (issue 12's workload).
 
-Starts its own sandbox (source + target), writes the workload on the source with the
-applier stopped, then runs `start --until-caught-up` in process and reports wall time and
-rows per second. Types differ on purpose (INT -> BIGINT, CHAR -> VARCHAR, latin1 ->
-utf8mb4, DECIMAL widening) so every value goes through a converter.
+One 8-column mixed-type table with a primary key, identical on both sides; with nothing
+replicating, the source writes 200,000 inserts in 1000-row statements, then one UPDATE of
+100,000 rows and one DELETE of 50,000 rows (350,000 row changes). Then, from the position
+before the workload:
+  1. the target's own replica (MariaDB: CHANGE MASTER TO; MySQL: CHANGE REPLICATION SOURCE
+     TO, its multi-threaded applier with the server's default replica_parallel_workers)
+     catches up; timed from START until it has executed up to the source's position;
+  2. the table is emptied to its pre-workload state and the applier catches up
+     (`Daemon(until_caught_up=True)` in process).
+Prints both times and the ratio (the server's time / ours); both results are compared.
 
-    .venv/bin/python -m bench.bench_catchup [--rows 300000] [--dir /tmp/bench-catchup]
+    flock /tmp/bench.lock .venv/bin/python -m bench.bench_catchup --flavor mariadb
+    flock /tmp/bench.lock .venv/bin/python -m bench.bench_catchup --flavor mysql --profile
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
 import dataclasses
-import random
+import io
+import pstats
 import time
 from pathlib import Path
 
+from applier.apply.target import connect
+from applier.binlog.stream import source_status
 from applier.config import Config, DaemonConfig, ReplicationConfig
-from applier.daemon import Daemon
-from applier.sandbox import Sandbox
-from applier.source import source_status
-from applier.target import connect
+from applier.ops.daemon import Daemon
+from applier.sandbox.servers import Sandbox
 
-SOURCE = ("CREATE TABLE bench.t (id INT PRIMARY KEY, n INT, name CHAR(40),"
-          " city VARCHAR(30) CHARACTER SET latin1, amount DECIMAL(10,2), k INT, KEY (k))")
-TARGET = ("CREATE TABLE bench.t (id BIGINT PRIMARY KEY, n BIGINT, name VARCHAR(40),"
-          " city VARCHAR(30) CHARACTER SET utf8mb4, amount DECIMAL(14,2), k INT, KEY (k),"
-          " applied_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP)")
+TABLE = ("CREATE TABLE bench.t (id INT PRIMARY KEY, a INT, b BIGINT, c VARCHAR(40),"
+         " d DECIMAL(12,2), e DATETIME, f DOUBLE, g VARCHAR(20) CHARACTER SET latin1)")
+CHECK = "SELECT COUNT(*), SUM(a), SUM(b), SUM(d), SUM(CRC32(CONCAT_WS('|', c, e, f, g)))" \
+        " FROM bench.t"
 
 
-def workload(conn, inserts: int, per_txn: int = 100) -> int:
-    """inserts rows, then updates a quarter and deletes a tenth; returns row changes."""
-    rnd = random.Random(1)
-    changes = 0
+def workload(conn, inserts: int, per_stmt: int = 1000) -> int:
+    """inserts rows in per_stmt-row statements, updates half, deletes a quarter."""
     with conn.cursor() as cur:
-        for start in range(0, inserts, per_txn):
-            rows = [(i, rnd.randint(-10**9, 10**9), f"name {i}", rnd.choice(["Malmö", "Århus"]),
-                     rnd.randint(0, 10**9) / 100, i % 1000)
-                    for i in range(start, min(inserts, start + per_txn))]
-            cur.executemany("INSERT INTO bench.t VALUES (%s, %s, %s, %s, %s, %s)", rows)
+        for start in range(0, inserts, per_stmt):
+            rows = [(i, i * 7 % 100003, i * 1000003, f"name {i}", f"{i % 100000}.{i % 100:02d}",
+                     f"2024-{1 + i % 12:02d}-{1 + i % 28:02d} {i % 24:02d}:{i % 60:02d}:00",
+                     i / 7, "Malmö" if i % 2 else "Århus")
+                    for i in range(start, min(inserts, start + per_stmt))]
+            cur.executemany("INSERT INTO bench.t VALUES (%s, %s, %s, %s, %s, %s, %s, %s)", rows)
             conn.commit()
-            changes += len(rows)
-        for start in range(0, inserts, 4 * per_txn):  # updates: one statement per txn
-            changes += cur.execute("UPDATE bench.t SET n = n + 1 WHERE id BETWEEN %s AND %s"
-                                   " AND id %% 4 = 0", (start, start + 4 * per_txn - 1))
-            conn.commit()
-        for start in range(0, inserts, 10 * per_txn):
-            changes += cur.execute("DELETE FROM bench.t WHERE id BETWEEN %s AND %s"
-                                   " AND id %% 10 = 5", (start, start + 10 * per_txn - 1))
-            conn.commit()
+        changes = inserts
+        changes += cur.execute("UPDATE bench.t SET a = a + 1, c = CONCAT(c, 'x')"
+                               " WHERE id % 2 = 0")
+        conn.commit()
+        changes += cur.execute("DELETE FROM bench.t WHERE id % 4 = 1")
+        conn.commit()
     return changes
+
+
+def _one(conn, sql: str, args=None):
+    with conn.cursor() as cur:
+        cur.execute(sql, args)
+        return cur.fetchone()
+
+
+def _reset_target(target) -> None:
+    with target.cursor() as cur:
+        cur.execute("DROP DATABASE IF EXISTS bench")
+        cur.execute("DROP DATABASE IF EXISTS bench_meta")
+        cur.execute("CREATE DATABASE bench")
+        cur.execute(TABLE)
+
+
+def native(flavor: str, src, target, start, end) -> float:
+    """The server's own replica from `start` until it has executed `end`: seconds."""
+    with target.cursor() as cur:
+        if flavor == "mariadb":
+            cur.execute("STOP SLAVE")
+            cur.execute("RESET SLAVE ALL")
+            cur.execute(f"CHANGE MASTER TO MASTER_HOST='{src.host}', MASTER_PORT={src.port},"
+                        f" MASTER_USER='{src.user}', MASTER_PASSWORD='{src.password}',"
+                        f" MASTER_LOG_FILE='{start.log_file}', MASTER_LOG_POS={start.log_pos},"
+                        " MASTER_USE_GTID=no")
+            t0 = time.perf_counter()
+            cur.execute("START SLAVE")
+            cur.execute("SELECT MASTER_POS_WAIT(%s, %s, 3600)", (end.log_file, end.log_pos))
+        else:
+            cur.execute("STOP REPLICA")
+            cur.execute("RESET REPLICA ALL")
+            cur.execute(f"CHANGE REPLICATION SOURCE TO SOURCE_HOST='{src.host}',"
+                        f" SOURCE_PORT={src.port}, SOURCE_USER='{src.user}',"
+                        f" SOURCE_PASSWORD='{src.password}', SOURCE_LOG_FILE='{start.log_file}',"
+                        f" SOURCE_LOG_POS={start.log_pos}, GET_SOURCE_PUBLIC_KEY=1,"
+                        " SOURCE_SSL=0")
+            t0 = time.perf_counter()
+            cur.execute("START REPLICA")
+            cur.execute("SELECT SOURCE_POS_WAIT(%s, %s, 3600)", (end.log_file, end.log_pos))
+        waited = cur.fetchone()[0]
+        elapsed = time.perf_counter() - t0
+        if waited is None or waited < 0:
+            raise SystemExit(f"the server's replica did not catch up ({waited})")
+        cur.execute("STOP SLAVE" if flavor == "mariadb" else "STOP REPLICA")
+        cur.execute("RESET SLAVE ALL" if flavor == "mariadb" else "RESET REPLICA ALL")
+    return elapsed
+
+
+def ours(src_cfg, tgt_cfg, start, state: Path, profile: bool) -> tuple[float, int, str]:
+    cfg = Config(source=src_cfg, target=tgt_cfg,
+                 replication=dataclasses.replace(
+                     ReplicationConfig(), start=f"{start.log_file}:{start.log_pos}",
+                     do_tables=("bench.%",), checkpoint_table="bench_meta.checkpoint"),
+                 daemon=DaemonConfig(state_dir=str(state), progress_every=10**9))
+    daemon = Daemon(cfg, until_caught_up=True)
+    prof = cProfile.Profile() if profile else None
+    t0 = time.perf_counter()
+    if prof:
+        prof.enable()
+    status = daemon.run()
+    if prof:
+        prof.disable()
+    elapsed = time.perf_counter() - t0
+    top = ""
+    if prof:
+        out = io.StringIO()
+        pstats.Stats(prof, stream=out).sort_stats("tottime").print_stats(15)
+        top = out.getvalue()
+    return elapsed, int(status), top
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--rows", type=int, default=240000, help="rows inserted (then updated "
-                    "and deleted in part: about 1.35x as many row changes)")
+    ap.add_argument("--rows", type=int, default=200000, help="rows inserted")
     ap.add_argument("--dir", default="/tmp/bench-catchup")
     ap.add_argument("--flavor", choices=["mysql", "mariadb"], default="mariadb")
+    ap.add_argument("--profile", action="store_true", help="cProfile the applier's catch-up")
     args = ap.parse_args()
     info = Sandbox(Path(args.dir), flavor=args.flavor).up()
     try:
         src_cfg, tgt_cfg = info.source.server_config(), info.target.server_config()
         source, target = connect(src_cfg, autocommit=False), connect(tgt_cfg)
-        for conn, ddl in ((source, SOURCE), (target, TARGET)):
-            with conn.cursor() as cur:
-                cur.execute("DROP DATABASE IF EXISTS bench")
-                cur.execute("CREATE DATABASE bench")
-                cur.execute(ddl)
-            conn.commit()
+        with source.cursor() as cur:
+            cur.execute("DROP DATABASE IF EXISTS bench")
+            cur.execute("CREATE DATABASE bench")
+            cur.execute(TABLE)
+        source.commit()
+        _reset_target(target)
         start = source_status(src_cfg)
         t0 = time.perf_counter()
         changes = workload(source, args.rows)
         t_write = time.perf_counter() - t0
-        cfg = Config(source=src_cfg, target=tgt_cfg,
-                     replication=dataclasses.replace(
-                         ReplicationConfig(), start=f"{start.log_file}:{start.log_pos}",
-                         type_conversions="ALL_NON_LOSSY", do_tables=("bench.%",),
-                         checkpoint_table="bench_meta.checkpoint"),
-                     daemon=DaemonConfig(state_dir=str(Path(args.dir) / "state"),
-                                         progress_every=10**9))
-        t0 = time.perf_counter()
-        status = Daemon(cfg, until_caught_up=True).run()
-        elapsed = time.perf_counter() - t0
-        with target.cursor() as cur:
-            cur.execute("SELECT COUNT(*), SUM(n) FROM bench.t")
-            got = cur.fetchone()
-        with source.cursor() as cur:
-            cur.execute("SELECT COUNT(*), SUM(n) FROM bench.t")
-            want = cur.fetchone()
-        print(f"row changes: {changes} (source wrote them in {t_write:.1f} s)")
-        print(f"catch-up: {elapsed:.1f} s, {changes / elapsed:,.0f} row changes/s, "
-              f"exit status {int(status)}")
-        print(f"target rows/sum {got} vs source {want}: {'equal' if got == want else 'DIFFER'}")
+        end = source_status(src_cfg)
+        want = _one(source, CHECK)
+        t_native = native(args.flavor, src_cfg, target, start, end)
+        got_native = _one(target, CHECK)
+        workers = _one(target, "SELECT @@replica_parallel_workers") \
+            if args.flavor == "mysql" else _one(target, "SELECT @@slave_parallel_threads")
+        _reset_target(target)
+        t_ours, status, top = ours(src_cfg, tgt_cfg, start, Path(args.dir) / "state",
+                                   args.profile)
+        got_ours = _one(target, CHECK)
+        print(f"{args.flavor}: {changes} row changes (source wrote them in {t_write:.1f} s)")
+        print(f"the server's replica (parallel workers {workers[0]}): {t_native:.2f} s, "
+              f"{changes / t_native:,.0f} row changes/s, result "
+              f"{'equal' if got_native == want else 'DIFFERS'}")
+        print(f"applier: {t_ours:.2f} s, {changes / t_ours:,.0f} row changes/s, exit status "
+              f"{status}, result {'equal' if got_ours == want else 'DIFFERS'}")
+        print(f"ratio (server's time / applier's time): {t_native / t_ours:.3f}")
+        if top:
+            print(top)
     finally:
         Sandbox(Path(args.dir)).down(remove=True)
 

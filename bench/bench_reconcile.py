@@ -1,145 +1,164 @@
-"""Benchmark: reconcile a ~1M-row table with a handful of differences, and the same
-comparison by reladiff (identical types on both sides), in one run; prints both figures.
+"""Benchmark: `reconcile run` against reladiff, each as a fresh process (start-up included,
+as a user runs them), on the same tables with the same injected differences; prints each
+time and the ratio reladiff / ours (above 1: ours is faster).
 
-    .venv/bin/python bench/bench_reconcile.py [--rows 1000000] [--diffs 5]
+    flock /tmp/bench.lock .venv/bin/python bench/bench_reconcile.py [--sizes 1m,10m,100x1k]
 
-Starts two throwaway MariaDB/MySQL servers (applier.sandbox) in a temporary folder and
-stops them at the end. reladiff is NOT a project dependency: when it is missing the script
-installs it into the running interpreter's environment (`pip install 'reladiff[mysql]'`),
-or, with --no-install, says how and compares only our job.
+Sizes: `1m` (one table of 1,000,000 rows), `10m` (10,000,000 rows), `100x1k` (100 tables
+of 1,000 rows); `--diffs` differences (updates, deletes, inserts) are injected on the
+replica of each. Tables are filled on the servers by a cross join of a digits table (no
+client round trips). Two throwaway servers (applier.sandbox.servers, `--flavor`) are
+started in a temporary folder and stopped at the end.
+
+reladiff is NOT a project dependency. Install it for the benchmark with
+`.venv/bin/pip install 'reladiff[mysql]'`; without it only our times are printed.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib.util
-import logging
+import json
 import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import replace
 from pathlib import Path
 
 import pymysql
 
-from applier.config import Config, ReconcileConfig, ReplicationConfig
-from applier.sandbox import Sandbox
+from applier.sandbox.servers import Sandbox
 
-log = logging.getLogger("bench_reconcile")
-
-DDL = ("CREATE TABLE bench.t (id INT PRIMARY KEY, a INT, b VARCHAR(40), c DECIMAL(12,2),"
+SIZES = {"1m": (1, 1_000_000), "10m": (1, 10_000_000), "100x1k": (100, 1000)}
+DDL = ("CREATE TABLE bench.{t} (id INT PRIMARY KEY, a INT, b VARCHAR(40), c DECIMAL(12,2),"
        " d DATETIME)")
-FILL_MARIADB = ("INSERT INTO bench.t SELECT seq, seq * 7 % 1000, CONCAT('row ', seq),"
-                " seq / 100, '2024-01-01' + INTERVAL seq SECOND FROM bench.seq_1_to_{n}")
-FILL_MYSQL = ("INSERT INTO bench.t WITH RECURSIVE s(seq) AS (SELECT 1 UNION ALL SELECT seq + 1"
-              " FROM s WHERE seq < {n}) SELECT seq, seq * 7 % 1000, CONCAT('row ', seq),"
-              " seq / 100, '2024-01-01' + INTERVAL seq SECOND FROM s")
+COLUMNS = ("a", "b", "c", "d")
+
+RELADIFF = r"""
+import json, sys
+import reladiff
+src, tgt, tables, cols = json.loads(sys.argv[1])
+keys = 0
+for t in tables:
+    a = reladiff.connect_to_table(src, t, "id", extra_columns=tuple(cols))
+    b = reladiff.connect_to_table(tgt, t, "id", extra_columns=tuple(cols))
+    keys += len({row[1][0] for row in reladiff.diff_tables(a, b)})
+print(keys)
+"""
 
 
-def populate(server, rows: int, flavor: str) -> None:
-    conn = pymysql.connect(**server.pymysql_kwargs(), autocommit=True)
+def _conn(server):
+    return pymysql.connect(**server.pymysql_kwargs(), autocommit=True)
+
+
+def fill(server, tables: int, rows: int) -> None:
+    """`tables` tables bench.t0.. of `rows` rows (a power of ten), made by the server."""
+    digits = len(str(rows)) - 1
+    assert rows == 10 ** digits, "rows must be a power of ten"
+    n = " + ".join(f"d{i}.d * {10 ** i}" for i in range(digits)) + " + 1"
+    joins = ", ".join(f"bench.digits d{i}" for i in range(digits))
+    conn = _conn(server)
     with conn.cursor() as cur:
         cur.execute("DROP DATABASE IF EXISTS bench")
         cur.execute("CREATE DATABASE bench")
-        cur.execute(DDL)
-        if flavor == "mysql":
-            cur.execute(f"SET SESSION cte_max_recursion_depth = {rows + 1}")
-        cur.execute((FILL_MARIADB if flavor == "mariadb" else FILL_MYSQL).format(n=rows))
-        cur.execute("ANALYZE TABLE bench.t")
+        cur.execute("CREATE TABLE bench.digits (d INT PRIMARY KEY)")
+        cur.execute("INSERT INTO bench.digits VALUES " + ", ".join(f"({i})" for i in range(10)))
+        for k in range(tables):
+            cur.execute(DDL.format(t=f"t{k}"))
+            cur.execute(f"INSERT INTO bench.t{k} SELECT n, n * 7 % 1000, CONCAT('row ', n),"
+                        f" n / 100, '2024-01-01' + INTERVAL n SECOND FROM (SELECT {n} AS n"
+                        f" FROM {joins}) s")
+        cur.execute("DROP TABLE bench.digits")
+        for k in range(tables):
+            cur.execute(f"ANALYZE TABLE bench.t{k}")
+            cur.fetchall()
     conn.close()
 
 
-def inject(server, rows: int, diffs: int) -> list[int]:
-    """Update, delete and insert `diffs` rows on the replica; returns the keys touched."""
-    keys = [rows * (k + 1) // (diffs + 1) for k in range(diffs)]
-    conn = pymysql.connect(**server.pymysql_kwargs(), autocommit=True)
+def inject(server, tables: int, rows: int, diffs: int) -> int:
+    """Update, delete and insert `diffs` rows on the replica, spread over the tables;
+    returns how many keys differ."""
+    conn = _conn(server)
     with conn.cursor() as cur:
-        for n, key in enumerate(keys):
+        for n in range(diffs):
+            t = f"bench.t{n * tables // diffs}"
+            key = rows * (n + 1) // (diffs + 1)
             if n % 3 == 0:
-                cur.execute("UPDATE bench.t SET b = 'changed' WHERE id = %s", (key,))
+                cur.execute(f"UPDATE {t} SET b = 'changed' WHERE id = %s", (key,))
             elif n % 3 == 1:
-                cur.execute("DELETE FROM bench.t WHERE id = %s", (key,))
+                cur.execute(f"DELETE FROM {t} WHERE id = %s", (key,))
             else:
-                key = rows + n
-                cur.execute("INSERT INTO bench.t VALUES (%s, 1, 'extra', 0, NOW())", (key,))
-                keys[n] = key
+                cur.execute(f"INSERT INTO {t} VALUES (%s, 1, 'extra', 0, '2024-01-01')",
+                            (rows + n + 1,))
     conn.close()
-    return sorted(keys)
+    return diffs
 
 
-def time_reconcile(info, reports: Path) -> tuple[float, float, float, int]:
-    from reconcile import job
-
-    config = Config(source=info.source.server_config(), target=info.target.server_config(),
-                    replication=ReplicationConfig(),
-                    reconcile=ReconcileConfig(report_dir=str(reports)))
+def time_ours(config: str, reports: Path) -> tuple[float, int]:
     t0 = time.perf_counter()
-    job.spark_session(None, config.reconcile.jdbc_jar or job.snapshot.default_jar())
-    startup = time.perf_counter() - t0
-    times = []
-    for _ in range(2):  # the first run also warms up the JVM (JIT, JDBC driver)
-        t0 = time.perf_counter()
-        result, _ = job.run(replace(config), tables=("bench.t",))
-        times.append(time.perf_counter() - t0)
-    t = result.tables[0]
-    return startup, times[0], times[1], t.missing_on_replica + t.extra_on_replica + t.mismatched
+    out = subprocess.run([str(Path(sys.executable).parent / "reconcile"), "run", "--config",
+                          config, "--tables", "bench.t%", "--report-dir", str(reports),
+                          "--quiet"], capture_output=True, text=True)
+    elapsed = time.perf_counter() - t0
+    if out.returncode not in (0, 1):
+        raise SystemExit(f"reconcile run failed ({out.returncode}): {out.stderr[-2000:]}")
+    report = json.loads(Path(out.stdout.strip().splitlines()[-1]).read_text())
+    found = sum(t["missing_on_replica"] + t["extra_on_replica"] + t["mismatched"]
+                for t in report["tables"])
+    return elapsed, found
 
 
-def ensure_reladiff(install: bool) -> bool:
-    if importlib.util.find_spec("reladiff") and importlib.util.find_spec("mysql.connector"):
-        return True
-    if not install:
-        print("reladiff is not installed: `.venv/bin/pip install 'reladiff[mysql]'` "
-              "(benchmark only, not a project dependency)")
-        return False
-    print("installing reladiff[mysql] for the benchmark (not a project dependency) ...")
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "reladiff[mysql]"])
-    return True
-
-
-def time_reladiff(info) -> tuple[float, int]:
-    import reladiff
-
+def time_reladiff(info, tables: int) -> tuple[float, int]:
     def uri(s) -> str:
         auth = s.user + (f":{s.password}" if s.password else "")
         return f"mysql://{auth}@{s.host}:{s.port}/bench"
 
-    cols = ("a", "b", "c", "d")
+    arg = json.dumps([uri(info.source), uri(info.target), [f"t{k}" for k in range(tables)],
+                      COLUMNS])
     t0 = time.perf_counter()
-    t1 = reladiff.connect_to_table(uri(info.source), "t", "id", extra_columns=cols)
-    t2 = reladiff.connect_to_table(uri(info.target), "t", "id", extra_columns=cols)
-    diff = list(reladiff.diff_tables(t1, t2))
-    elapsed = time.perf_counter() - t0
-    keys = {row[1][0] for row in diff}
-    return elapsed, len(keys)
+    out = subprocess.run([sys.executable, "-c", RELADIFF, arg], capture_output=True,
+                         text=True, check=True)
+    return time.perf_counter() - t0, int(out.stdout.strip().splitlines()[-1])
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rows", type=int, default=1_000_000)
-    ap.add_argument("--diffs", type=int, default=5)
-    ap.add_argument("--no-install", action="store_true", help="do not pip install reladiff")
+    ap.add_argument("--sizes", default="1m,10m,100x1k",
+                    help=f"comma-separated, of {', '.join(SIZES)}")
+    ap.add_argument("--diffs", type=int, default=5, help="differences per size (at least "
+                    "one per 10 tables for 100x1k)")
+    ap.add_argument("--flavor", choices=("mariadb", "mysql"), help="server flavour")
     args = ap.parse_args()
-    logging.basicConfig(level=logging.WARNING)
-    have_reladiff = ensure_reladiff(not args.no_install)
+    sizes = [s.strip() for s in args.sizes.split(",") if s.strip()]
+    bad = [s for s in sizes if s not in SIZES]
+    if bad:
+        ap.error(f"unknown size(s) {bad}: choose from {', '.join(SIZES)}")
+    have = bool(importlib.util.find_spec("reladiff"))
+    if not have:
+        print("reladiff is not installed: `.venv/bin/pip install 'reladiff[mysql]'` "
+              "(benchmark only); timing reconcile alone")
     with tempfile.TemporaryDirectory(prefix="bench-reconcile-") as tmp:
-        sandbox = Sandbox(Path(tmp) / "sandbox")
+        sandbox = Sandbox(Path(tmp) / "sandbox", flavor=args.flavor)
         info = sandbox.up()
+        print(f"servers: {info.source.flavor}; each tool a fresh process", flush=True)
         try:
-            t0 = time.perf_counter()
-            for server in (info.source, info.target):
-                populate(server, args.rows, server.flavor)
-            keys = inject(info.target, args.rows, args.diffs)
-            print(f"setup: {args.rows} rows on each side in {time.perf_counter() - t0:.1f} s;"
-                  f" {len(keys)} differences injected at keys {keys}")
-            startup, cold, warm, found = time_reconcile(info, Path(tmp) / "reports")
-            print(f"reconcile (Spark local[*], SQL-side row hashes): {warm:.2f} s warm, "
-                  f"{cold:.2f} s first run in a fresh JVM, {found} differences found "
-                  f"(Spark session start-up: {startup:.2f} s more)")
-            if have_reladiff:
-                theirs, rfound = time_reladiff(info)
-                print(f"reladiff (hash-diff, bisection): {theirs:.2f} s, {rfound} keys differ")
+            for size in sizes:
+                tables, rows = SIZES[size]
+                diffs = max(args.diffs, 10) if tables > 1 else args.diffs
+                t0 = time.perf_counter()
+                for server in (info.source, info.target):
+                    fill(server, tables, rows)
+                inject(info.target, tables, rows, diffs)
+                print(f"{size}: {tables} table(s) x {rows:,} rows filled in "
+                      f"{time.perf_counter() - t0:.1f} s, {diffs} differences injected",
+                      flush=True)
+                ours, found = time_ours(info.config_path, Path(tmp) / "reports")
+                line = f"{size}: reconcile {ours:.2f} s ({found} found)"
+                if have:
+                    theirs, rfound = time_reladiff(info, tables)
+                    line += (f", reladiff {theirs:.2f} s ({rfound} found), "
+                             f"ratio reladiff/ours {theirs / ours:.2f}")
+                print(line, flush=True)
         finally:
             sandbox.down()
     return 0

@@ -27,10 +27,10 @@ import sys
 import time
 from pathlib import Path
 
+from applier.apply.target import connect
 from applier.config import Config, DaemonConfig, ReplicationConfig
-from applier.sandbox import Sandbox
-from applier.serverbin import find_server
-from applier.target import connect
+from applier.sandbox.serverbin import find_server
+from applier.sandbox.servers import Sandbox
 from tests.integration.harness import APPLIER, toml_config
 
 TABLE = ("CREATE TABLE bench.t (id INT PRIMARY KEY, n INT NOT NULL, name VARCHAR(40),"

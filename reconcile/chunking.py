@@ -1,9 +1,10 @@
 """Key-range chunks: boundaries from the source, one WHERE predicate per chunk.
 
 A single integer key is split into equal-width ranges between its MIN and MAX; any other
-key (composite, string, temporal) is split at every `chunk_rows`-th key of an ordered
-index scan. The first and last chunks are open-ended, so replica rows outside the source's
-key range still fall into a chunk. Boundary values are SQL literals that compare the same
+key (composite, string, temporal) is split at every `chunk_rows`-th key, picked by the
+server with a window function (only the boundaries reach the driver). The first and last
+chunks are open-ended, so replica rows outside the source's key range still fall into a
+chunk. Boundary values are SQL literals that compare the same
 way on both sides (a chunkable key has identical, or integer non-lossy, types).
 """
 
@@ -12,7 +13,7 @@ from __future__ import annotations
 import logging
 import math
 
-from applier.types import BINARY, INTEGER, STRING, TEMPORAL, SqlType
+from applier.convert.types import BINARY, INTEGER, STRING, TEMPORAL, SqlType
 from reconcile.plan import SOURCE, TablePlan
 
 log = logging.getLogger(__name__)
@@ -99,19 +100,18 @@ def compute_bounds(conn, plan: TablePlan, chunk_rows: int) -> list[Boundary]:
 
 
 def _sampled_bounds(conn, plan: TablePlan, cols: list[str], chunk_rows: int) -> list[Boundary]:
-    import pymysql.cursors
-
+    """Every chunk_rows-th key in key order, picked by the server (a window function):
+    only the boundaries travel, never the whole key."""
     exprs = [literal_expr(c, plan.columns[i].source_type) for c, i in zip(cols, plan.key,
                                                                           strict=True)]
-    sql = f"SELECT {', '.join(exprs)} FROM {plan.qualified} ORDER BY {', '.join(cols)}"
+    order = ", ".join(cols)
+    sql = (f"SELECT {', '.join(exprs)} FROM (SELECT {order}, ROW_NUMBER() OVER (ORDER BY"
+           f" {order}) AS rc__n FROM {plan.qualified}) rc WHERE rc__n > 1 AND"
+           f" (rc__n - 1) % {int(chunk_rows)} = 0 ORDER BY rc__n")
     log.debug("sampling key boundaries: %s", sql)
-    bounds: list[Boundary] = []
-    with conn.cursor(pymysql.cursors.SSCursor) as cur:
+    with conn.cursor() as cur:
         cur.execute(sql)
-        for n, row in enumerate(cur, start=0):
-            if n and n % chunk_rows == 0:
-                bounds.append(tuple(_text(v) for v in row))
-    return bounds
+        return [tuple(_text(v) for v in row) for row in cur.fetchall()]
 
 
 def _text(v) -> str:

@@ -1,23 +1,39 @@
-"""`reconcile run`: click shell; configuration -> job.run -> exit status."""
+"""`reconcile run`: click shell; configuration -> job.run -> exit status. Errors are
+raised, not handled here: the one boundary (applier/boundary.py) prints one line (passwords
+removed) and exits 2; the traceback only with --debug."""
 
 from __future__ import annotations
 
 import logging
 import sys
-from enum import IntEnum
 
 import click
 
-from applier.errors import ApplierError
+from applier.boundary import CommandGroup
+from applier.errors import ApplierError, ReconcileStatus
 from reconcile import logsafe
 
 log = logging.getLogger(__name__)
 
 
-class Exit(IntEnum):
-    CONSISTENT = 0  # every compared row is what the conversion rules predict
-    DIVERGENCE = 1  # at least one confirmed difference (see report.json)
-    ERROR = 2  # bad usage or configuration, a server unreachable, a table not comparable
+class ReconcileGroup(CommandGroup):
+    """Every error of a reconcile command means "no verdict": exit 2, one line, no
+    password."""
+
+    prog = "reconcile"
+    unexpected_status = ReconcileStatus.ERROR
+
+    def status_for(self, exc: ApplierError) -> int:
+        return ReconcileStatus.ERROR
+
+    def text_for(self, exc: BaseException) -> str:
+        from reconcile.job import error_text
+
+        text = error_text(exc) if hasattr(exc, "java_exception") else str(exc)
+        return "error: " + logsafe.scrub(text)
+
+    def unexpected_text(self, exc: BaseException) -> str:
+        return self.text_for(exc)
 
 
 def _tables(text: str | None) -> tuple[str, ...] | None:
@@ -32,18 +48,19 @@ def _tables(text: str | None) -> tuple[str, ...] | None:
     return names
 
 
-def status_of(result) -> Exit:
+def status_of(result) -> ReconcileStatus:
     """Divergence found is a verdict even when another table could not be compared; an
     error without any divergence means no verdict."""
     if result.diverged:
-        return Exit.DIVERGENCE
-    return Exit.ERROR if result.failed else Exit.CONSISTENT
+        return ReconcileStatus.DIVERGENCE
+    return ReconcileStatus.ERROR if result.failed else ReconcileStatus.CONSISTENT
 
 
-@click.group()
+@click.group(cls=ReconcileGroup)
 @click.option("-v", "--verbose", count=True, help="-v: INFO, -vv: DEBUG (SQL). Never "
               "shows passwords.")
-def main(verbose: int) -> None:
+@click.option("--debug", is_flag=True, help="Show the traceback of an error.")
+def main(verbose: int, debug: bool) -> None:
     """Compare a source and its converting replica; report real divergence."""
     logsafe.configure(verbose)
 
@@ -57,26 +74,24 @@ def main(verbose: int) -> None:
 @click.option("--report-dir", help="Where the run's folder goes (default [reconcile] "
               "report_dir).")
 @click.option("--master", help="Spark master URL (default local[*], or spark-submit's).")
-@click.option("--traceback", is_flag=True, help="Show the traceback of an error.")
-def run(config_path: str, tables: str | None, report_dir: str | None, master: str | None,
-        traceback: bool) -> None:
+@click.option("-q", "--quiet", is_flag=True, help="No progress lines (one per table done, "
+              "and the overall count) on stderr.")
+@click.option("--traceback", is_flag=True, hidden=True, help="Same as `reconcile --debug`.")
+@click.pass_context
+def run(ctx, config_path: str, tables: str | None, report_dir: str | None,
+        master: str | None, quiet: bool, traceback: bool) -> None:
     """Compare the tables; write report.json, report.html and repair.sql."""
     from applier.config import load_config
     from reconcile import job
+    from reconcile.progress import Progress
 
-    try:
-        config = load_config(config_path)
-        logsafe.register(config.source.password, config.target.password)
-        logsafe.guard()
-        result, folder = job.run(config, tables=_tables(tables), report_dir=report_dir,
-                                 master=master)
-    except (ApplierError, job.ReconcileError, OSError, Exception) as exc:
-        # one line (passwords removed); the traceback only with --traceback
-        if traceback:
-            raise
-        text = job.error_text(exc) if hasattr(exc, "java_exception") else str(exc)
-        click.echo(f"reconcile: error: {logsafe.scrub(text)}", err=True)
-        sys.exit(Exit.ERROR)
+    if traceback:
+        ctx.find_root().params["debug"] = True
+    config = load_config(config_path)
+    logsafe.register(config.source.password, config.target.password)
+    logsafe.guard()
+    result, folder = job.run(config, tables=_tables(tables), report_dir=report_dir,
+                             master=master, progress=Progress(quiet=quiet))
     click.echo(f"{folder}/report.json")
     status = status_of(result)
     for message in result.errors:

@@ -5,7 +5,7 @@ Pure: never opens a connection. Both sides are read through the same SQL express
 strings (and JSON, geometry) as their bytes, BIT/ENUM/SET as integers, FLOAT/DOUBLE as
 DOUBLE. Nothing is read as hex: HEX() of a value longer than half of max_allowed_packet
 is NULL. `parse` turns that text
-into the value model of `applier.conversions` (the converter's input), the applier's own
+into the value model of `applier.convert.decide` (the converter's input), the applier's own
 `converter` gives the target value, and `normalize` gives it the form the target stores:
 a CHAR drops trailing spaces, a BINARY(n) is padded with zero bytes, a FLOAT keeps 24 bits
 of mantissa, a DECIMAL has the target's scale. Two rows are equal when their normalized
@@ -20,10 +20,10 @@ from dataclasses import dataclass
 from decimal import Context, Decimal
 from typing import Any
 
-from applier import conversions
-from applier.conversions import Decision, Mode
+from applier.convert import decide as conversions
+from applier.convert.decide import Decision, Mode
+from applier.convert.types import BINARY, BIT, ENUMSET, INTEGER, OTHER, STRING, TEMPORAL, SqlType
 from applier.errors import ApplierError
-from applier.types import BINARY, BIT, ENUMSET, INTEGER, OTHER, STRING, TEMPORAL, SqlType
 from reconcile.hashing import HashAlgo, is_long
 
 MASK64 = (1 << 64) - 1
@@ -170,7 +170,7 @@ class RowConverter:
     """Turns rows read with `read_expr` into normalized tuples, on either side.
 
     Converters are built lazily so that the object pickles to Spark executors as plain
-    types (the executor builds its own from `applier.conversions`)."""
+    types (the executor builds its own from `applier.convert.decide`)."""
 
     def __init__(self, columns: tuple[ColumnPlan, ...], mode: Mode):
         self.columns = columns

@@ -22,7 +22,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from applier.types import BLOB_BYTES, OTHER, TEXT_BYTES, SqlType
+from applier.convert.types import BLOB_BYTES, OTHER, TEXT_BYTES, SqlType
 
 log = logging.getLogger(__name__)
 

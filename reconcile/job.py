@@ -6,20 +6,32 @@ from __future__ import annotations
 
 import logging
 import os
-import sys
 import time
 from dataclasses import dataclass
 
 import pymysql
 
+from applier.apply.filters import table_filter
+from applier.apply.schema import list_tables, read_table
 from applier.config import Config, ServerConfig
-from applier.conversions import Mode
-from applier.filters import table_filter
-from applier.schema import list_tables, read_table
-from applier.types import INTEGER
-from reconcile import chunking, hashing, logsafe, narrow, positions, repair, report, snapshot
+from applier.convert.decide import Mode
+from applier.convert.types import INTEGER
+from applier.errors import ApplierError
+from reconcile import (
+    chunking,
+    hashing,
+    logsafe,
+    narrow,
+    positions,
+    repair,
+    report,
+    snapshot,
+    sqldigest,
+)
 from reconcile.compare import diff_rows, differing_chunks
 from reconcile.plan import SOURCE, TARGET, TablePlan, build_plan
+from reconcile.progress import Progress
+from reconcile.session import LazySpark, spark_session  # noqa: F401 - tests start theirs with it
 from reconcile.verify import Sides, readers, recheck
 
 log = logging.getLogger(__name__)
@@ -28,7 +40,7 @@ DIFF_LIMIT = 100000  # row differences fetched per table in the first pass
 DRIVER_KEYS = 50000  # narrowed key ranges up to this many key values are read on the driver
 
 
-class ReconcileError(Exception):
+class ReconcileError(ApplierError):
     """The run cannot produce a verdict (exit status 2)."""
 
 
@@ -60,38 +72,33 @@ def select_tables(conn, config: Config, only: tuple[str, ...] | None
     return chosen, unmatched
 
 
-def spark_session(master: str | None, jar: str | None):
-    from pyspark import SparkConf
-    from pyspark.sql import SparkSession
-
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    builder = SparkSession.builder.appName("reconcile")
-    if master:
-        builder = builder.master(master)
-    elif not SparkConf().contains("spark.master"):  # not under spark-submit
-        builder = builder.master("local[*]")
-    if jar:
-        builder = builder.config("spark.jars", jar)
-    builder = (builder.config("spark.ui.enabled", "false")
-               .config("spark.sql.legacy.charVarcharAsString", "true")
-               .config("spark.ui.showConsoleProgress", "false"))
-    spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
-    return spark
-
-
 @dataclass
 class Context:
     config: Config
-    spark: object
+    session: LazySpark
     src: object  # pymysql connections
     tgt: object
     sides: Sides
     mode: Mode
     hash_name: str = "sha256"
 
+    @property
+    def spark(self):
+        return self.session.get()
 
-def compare_table(ctx: Context, schema: str, table: str) -> tuple[report.TableReport, list]:
+
+@dataclass
+class Prepared:
+    """A table planned and chunked, waiting for its digests."""
+
+    plan: TablePlan
+    bounds: list
+    sp: list[str]  # chunk predicates, source
+    tp: list[str]  # the same, replica
+    seconds: float  # spent so far
+
+
+def prepare_table(ctx: Context, schema: str, table: str) -> Prepared | report.TableReport:
     start = time.monotonic()
     sdef = read_table(ctx.src, schema, table)
     tdef = read_table(ctx.tgt, schema, table)
@@ -99,15 +106,28 @@ def compare_table(ctx: Context, schema: str, table: str) -> tuple[report.TableRe
     if sdef is None:
         raise ReconcileError(f"table {name} does not exist on the source")
     if tdef is None:
-        return report.TableReport(table=name, error="table missing on the replica"), []
+        return report.TableReport(table=name, error="table missing on the replica")
     plan = build_plan(sdef, tdef, ctx.mode, by=ctx.config.replication.column_mapping,
                       hash_name=ctx.hash_name)
     bounds = chunking.compute_bounds(ctx.src, plan, ctx.config.reconcile.chunk_rows)
     sp = chunking.predicates(plan.key_columns(SOURCE), bounds) if plan.key else ["1=1"]
     tp = chunking.predicates(plan.key_columns(TARGET), bounds) if plan.key else ["1=1"]
-    sd, td = snapshot.chunk_digests(ctx.spark, ctx.sides.source, ctx.sides.target, plan, sp, tp)
+    return Prepared(plan, bounds, sp, tp, time.monotonic() - start)
+
+
+def spark_digests(ctx: Context, p: Prepared):
+    return snapshot.chunk_digests(ctx.spark, ctx.sides.source, ctx.sides.target, p.plan,
+                                  p.sp, p.tp)
+
+
+def finish_table(ctx: Context, p: Prepared, sd: dict, td: dict,
+                 spent: float) -> tuple[report.TableReport, list]:
+    """Rows of the differing chunks, re-checks, the table's report. `spent`: seconds
+    already spent on the table (planning, digests)."""
+    start = time.monotonic()
+    plan, bounds, sp, tp = p.plan, p.bounds, p.sp, p.tp
     bad = differing_chunks(sd, td, len(sp))
-    log.info("%s: %d chunk(s), %d differ (%s)", name, len(sp), len(bad), _method(plan))
+    log.info("%s: %d chunk(s), %d differ (%s)", plan.name, len(sp), len(bad), _method(plan))
     sp, tp, small = _narrowed(ctx, plan, bounds, bad, sp, tp)
     diffs, cut = [], False
     if small:  # a few narrow key ranges: read them on the driver
@@ -128,7 +148,8 @@ def compare_table(ctx: Context, schema: str, table: str) -> tuple[report.TableRe
         replica_rows=sum(n for n, _ in td.values()), unsettled=len(verdict.unsettled)
         if verdict else 0, method=_method(plan), chunks=len(bounds) + 1 if plan.key else 1,
         differing_chunks=len(bad), first_pass_differences=len(diffs), truncated=cut,
-        positions=verdict.rounds if verdict else [], seconds=round(time.monotonic() - start, 2))
+        positions=verdict.rounds if verdict else [],
+        seconds=round(spent + time.monotonic() - start, 2))
     return tr, repair.repair_lines(plan, confirmed)
 
 
@@ -161,16 +182,16 @@ def _method(plan: TablePlan) -> str:
     return "spark-convert" if not any(c.pushdown for c in plan.columns) else "sql+spark"
 
 
-def _context(config: Config, spark, src, tgt, hash_name: str) -> Context:
+def _context(config: Config, session: LazySpark, src, tgt, hash_name: str) -> Context:
     rep = config.replication
     jar = config.reconcile.jdbc_jar or snapshot.default_jar()
     driver = snapshot.driver_class(jar)
     sides = Sides(
-        spark, snapshot.jdbc_for(config.source, driver), snapshot.jdbc_for(config.target, driver),
+        session, snapshot.jdbc_for(config.source, driver), snapshot.jdbc_for(config.target, driver),
         lambda: positions.source_position(src),
         lambda: positions.replica_position(tgt, rep.checkpoint_table, rep.server_id),
         config.reconcile.catch_up_timeout)
-    return Context(config, spark, src, tgt, sides, Mode.parse(rep.type_conversions),
+    return Context(config, session, src, tgt, sides, Mode.parse(rep.type_conversions),
                    hash_name)
 
 
@@ -187,9 +208,12 @@ def _prepare(conn, role: str) -> hashing.ServerKind:
 
 
 def run(config: Config, *, tables: tuple[str, ...] | None = None,
-        report_dir: str | None = None, master: str | None = None):
+        report_dir: str | None = None, master: str | None = None,
+        progress: Progress | None = None):
     """Compare, write the report folder; returns (RunReport, folder). Once the servers
-    are reachable, a failure still writes a report (with the error in it)."""
+    are reachable, a failure still writes a report (with the error in it). `progress`
+    (default: silent) hears of each table done."""
+    progress = progress or Progress(quiet=True)
     started = report.now()
     jar = config.reconcile.jdbc_jar or snapshot.default_jar()
     if jar and not os.path.exists(jar):
@@ -203,18 +227,22 @@ def run(config: Config, *, tables: tuple[str, ...] | None = None,
         servers = {k: v.to_dict() for k, v in kinds.items()}
         algo = hashing.common(kinds["source"], kinds["replica"])
         servers["hash"] = algo.name
-        spark = spark_session(master, jar)
-        ctx = _context(config, spark, src, tgt, algo.name)
+        session = LazySpark(master, jar)
+        if session.wanted:
+            session.get()
+        ctx = _context(config, session, src, tgt, algo.name)
         pos = {"source_at_start": str(positions.source_position(src)),
                "replica_at_start": _opt(ctx.sides.replica_position())}
         chosen, unmatched = select_tables(src, config, tables)
         for pattern in unmatched:
             results.append(report.TableReport(
                 table=pattern, error="matches no source table the applier replicates"))
-        for schema, table in chosen:
-            tr, lines = _compare_or_error(ctx, schema, table)
+        progress.planned(len(chosen))
+        for tr, lines in compare_all(ctx, chosen):
             results.append(tr)
             sections.append((tr.table, lines))
+            progress.table_done(tr)
+        progress.finished()
         pos["source_at_end"] = str(positions.source_position(src))
         pos["replica_at_end"] = _opt(ctx.sides.replica_position())
     except Exception as exc:  # noqa: BLE001 - reported in the run's report
@@ -249,15 +277,70 @@ def error_text(exc: BaseException) -> str:
     return snapshot.redact(first[:2000])
 
 
-def _compare_or_error(ctx: Context, schema: str, table: str):
-    """A table that cannot be compared is reported as an error; the others go on."""
+def compare_all(ctx: Context, chosen: list[tuple[str, str]]):
+    """(TableReport, repair lines) per table, in order. Plans every table first, then
+    gets the digests of all tables hashed entirely in SQL in one batch (the servers
+    aggregate; see reconcile.sqldigest), those converted in Python in one Spark job. A
+    table that cannot be compared is reported as an error; the others go on."""
+    prepared = [_guard(f"{s}.{t}", lambda s=s, t=t: prepare_table(ctx, s, t))
+                for s, t in chosen]
+    tasks = [task for i, p in enumerate(prepared) if isinstance(p, Prepared)
+             and p.plan.all_pushdown for task in sqldigest.tasks_for(i, p.plan, p.sp, p.tp)]
+    if tasks and ctx.session.wanted and ctx.session.distributed:
+        done = sqldigest.on_spark(ctx.spark, ctx.config.source, ctx.config.target, tasks)
+    else:
+        done = sqldigest.on_driver(ctx.config.source, ctx.config.target, tasks)
+    digests = sqldigest.gather(done)
+    digests.update(_spark_batch(ctx, prepared))
+    for i, ((schema, table), p) in enumerate(zip(chosen, prepared, strict=True)):
+        if not isinstance(p, Prepared):
+            yield (p, []) if isinstance(p, report.TableReport) else p
+            continue
+        name = f"{schema}.{table}"
+        if i in digests:
+            sd, td, secs, err = digests[i]
+            if err:
+                yield report.TableReport(table=name, error=snapshot.redact(err)), []
+                continue
+            yield _guard(name, lambda p=p, sd=sd, td=td, secs=secs:
+                         finish_table(ctx, p, sd, td, p.seconds + secs))
+        else:
+            def spark_path(p=p):
+                t0 = time.monotonic()
+                sd, td = spark_digests(ctx, p)
+                return finish_table(ctx, p, sd, td, p.seconds + time.monotonic() - t0)
+            yield _guard(name, spark_path)
+
+
+def _spark_batch(ctx: Context, prepared: list) -> dict:
+    """Digests of the tables converted in Python, all in one Spark job; {} when there
+    are fewer than two or the job fails (then each table runs alone, so that a failure
+    is reported for its own table)."""
+    chosen = {i: p for i, p in enumerate(prepared)
+              if isinstance(p, Prepared) and not p.plan.all_pushdown}
+    if len(chosen) < 2:
+        return {}
+    t0 = time.monotonic()
     try:
-        return compare_table(ctx, schema, table)
+        got = snapshot.many_chunk_digests(ctx.spark, ctx.sides.source, ctx.sides.target,
+                                          {i: (p.plan, p.sp, p.tp) for i, p in chosen.items()})
+    except Exception as exc:  # noqa: BLE001 - retried table by table
+        log.info("one job for %d tables failed (%s); table by table", len(chosen),
+                 error_text(exc))
+        return {}
+    share = (time.monotonic() - t0) / len(chosen)
+    return {i: (sd, td, share, None) for i, (sd, td) in got.items()}
+
+
+def _guard(name: str, step):
+    """step(), or the table's error report (with no repair lines) when it fails."""
+    try:
+        return step()
     except Exception as exc:  # noqa: BLE001 - any failure of one table is that table's
-        log.debug("%s.%s failed", schema, table, exc_info=True)
+        log.debug("%s failed", name, exc_info=True)
         message = error_text(exc)
-        log.error("%s.%s: %s", schema, table, message)
-        return report.TableReport(table=f"{schema}.{table}", error=message), []
+        log.error("%s: %s", name, message)
+        return report.TableReport(table=name, error=message), []
 
 
 def _opt(pos) -> str | None:

@@ -7,6 +7,7 @@ per range and side."""
 from __future__ import annotations
 
 import logging
+from concurrent.futures import ThreadPoolExecutor
 
 from reconcile import snapshot
 from reconcile.chunking import Range, range_predicate, split_range, width
@@ -48,7 +49,7 @@ def sql_digests(conn, plan: TablePlan, side: str, r: Range,
 def narrow_in_sql(src, tgt, plan: TablePlan, ranges: list[Range], lo: int,
                   hi: int) -> list[Range]:
     """As `narrow`, for a table hashed entirely in SQL: the servers aggregate each level
-    (one query per range and side), no Spark job."""
+    (one query per range and side, both sides at once), no Spark job."""
     level = ranges
     while True:
         big = [r for r in level if width(r, lo, hi) > LEAF_KEYS]
@@ -62,8 +63,10 @@ def narrow_in_sql(src, tgt, plan: TablePlan, ranges: list[Range], lo: int,
                 keep.append(r)
                 continue
             split = True
-            sd = sql_digests(src, plan, SOURCE, r, subs)
-            td = sql_digests(tgt, plan, TARGET, r, subs)
+            with ThreadPoolExecutor(max_workers=1) as pool:  # the source, meanwhile
+                fs = pool.submit(sql_digests, src, plan, SOURCE, r, subs)
+                td = sql_digests(tgt, plan, TARGET, r, subs)
+                sd = fs.result()
             keep += [subs[i] for i in differing_chunks(sd, td, len(subs))]
         if not split:
             return keep

@@ -1,6 +1,6 @@
 """TablePlan: which columns are compared, how, by which key, and the SQL that reads them.
 
-Pure. Columns are paired by the applier's own `applier.mapping.build_mapping` (by name or
+Pure. Columns are paired by the applier's own `applier.convert.mapping.build_mapping` (by name or
 by position, the same decisions the applier takes); columns present on one side only are
 schema drift, not row differences. The key is the source's primary key, else a unique key
 whose columns are all NOT NULL; a table without one is compared as a multiset of rows.
@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from applier.conversions import Decision, Mode
-from applier.mapping import build_mapping
-from applier.types import INTEGER, SourceTable, TargetTable
+from applier.convert.decide import Decision, Mode
+from applier.convert.mapping import build_mapping
+from applier.convert.types import INTEGER, SourceTable, TargetTable
 from reconcile.expected import (
     ColumnPlan,
     RowConverter,

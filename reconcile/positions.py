@@ -14,6 +14,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from applier.server_codes import MISSING_OBJECT, error_code
+
 log = logging.getLogger(__name__)
 
 
@@ -73,7 +75,7 @@ def replica_position(conn, table: str, server_id: int) -> BinlogPos | None:
         try:
             cur.execute(sql)
         except Exception as exc:
-            if getattr(exc, "args", (0,))[0] in (1146, 1049):  # no such table / database
+            if error_code(exc) in MISSING_OBJECT:
                 return None
             raise
         rows = cur.fetchall()

@@ -120,6 +120,23 @@ def chunk_digests(spark, source: Jdbc, target: Jdbc, plan: TablePlan, src_preds:
     return out
 
 
+def many_chunk_digests(spark, source: Jdbc, target: Jdbc,
+                       tables: dict[int, tuple[TablePlan, list[str], list[str]]]
+                       ) -> dict[int, tuple[dict[int, Digest], dict[int, Digest]]]:
+    """`chunk_digests` of many tables whose conversions run in Python, in one Spark job
+    (one partition per chunk and side, across tables): {table: (source, target)}."""
+    rdds = []
+    for i, (plan, sp, tp) in tables.items():
+        for side, jdbc, preds in ((SOURCE, source, sp), ("target", target, tp)):
+            rdds.append(_digest_parts(spark, jdbc, plan, side, preds)
+                        .map(lambda kv, i=i: ((i, *kv[0]), kv[1])))
+    out: dict[int, tuple[dict, dict]] = {i: ({}, {}) for i in tables}
+    if rdds:
+        for (i, side, part), digest in spark.sparkContext.union(rdds).collect():
+            out[i][side][part] = digest
+    return out
+
+
 def keyed_rows(spark, jdbc: Jdbc, plan: TablePlan, side: str, preds: list[str]):
     """RDD of (key, normalized row): expected values for the source, stored ones for the
     target. A table without a key is keyed by the whole row."""

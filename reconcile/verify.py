@@ -22,15 +22,20 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class Sides:
-    """What a re-check needs: Spark, both JDBC sources, and position readers."""
+    """What a re-check needs: Spark (started on first use), both JDBC sources, and
+    position readers."""
 
-    spark: object
+    session: object  # reconcile.session.LazySpark
     source: snapshot.Jdbc
     target: snapshot.Jdbc
     source_position: object  # () -> BinlogPos
     replica_position: object  # () -> BinlogPos | None
     timeout: float
     rounds: int = 3
+
+    @property
+    def spark(self):
+        return self.session.get()
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
 Every integration test runs on both server flavours: the session fixture ``flavor`` is
 parametrised ('mysql': MySQL 9.7, 'mariadb': MariaDB 10.11) and everything that needs a
 server depends on it (select one with ``-k mysql`` or ``-k mariadb``, or
-APPLIER_TEST_FLAVORS=mariadb). Default: local throwaway servers (applier.sandbox) in a
+APPLIER_TEST_FLAVORS=mariadb). Default: local throwaway servers (applier.sandbox.servers) in a
 temporary directory, a source (binlog_row_image=FULL, binlog_row_metadata=FULL) and a
 target. With APPLIER_TEST_SERVERS=docker and a reachable Docker engine, containers
 (testcontainers: mysql:9.7, mariadb:10.11) instead.
@@ -36,7 +36,7 @@ import pymysql
 import pytest
 
 from applier.config import Config, ReplicationConfig, ServerConfig
-from applier.sandbox import Sandbox, SandboxInfo, ServerInfo
+from applier.sandbox.servers import Sandbox, SandboxInfo, ServerInfo
 
 log = logging.getLogger(__name__)
 

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pymysql
 
+from applier.binlog.stream import source_status
 from applier.config import Config, DaemonConfig, ReplicationConfig, ServerConfig
-from applier.daemon import Daemon
 from applier.errors import ExitStatus
-from applier.source import source_status
+from applier.ops.daemon import Daemon
 
 _SCRIPT = Path(sys.executable).parent / "applier"
 # the real `applier` command, as installed beside this interpreter

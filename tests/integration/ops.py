@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pymysql
 
-from applier import service
+from applier.binlog.stream import source_status
 from applier.config import ServerConfig
-from applier.sandbox import Sandbox, SandboxInfo
-from applier.source import source_status
+from applier.ops import service
+from applier.sandbox.servers import Sandbox, SandboxInfo
 from tests.integration.harness import APPLIER, Replica, toml_config, wait_for
 
 PASSWORDS = {"source": "s3cr3t-SRC-9fQ2x", "target": "s3cr3t-TGT-4kZp7"}

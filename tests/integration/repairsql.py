@@ -13,7 +13,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from applier.serverbin import mysql_chroot
+from applier.sandbox.serverbin import mysql_chroot
 
 MARIADB_CLIENT = "/usr/bin/mariadb"
 

@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 from applier.config import load_config
-from applier.status import collect_status
+from applier.ops.status import collect_status
 from tests.integration.harness import APPLIER, Replica, toml_config, wait_for
 
 

@@ -17,9 +17,9 @@ from collections import Counter
 import pymysql
 import pytest
 
-from applier import eventtypes
+from applier.binlog import eventtypes
+from applier.binlog.stream import BinlogSource, source_status
 from applier.errors import ExitStatus, ReplicationStopped
-from applier.source import BinlogSource, source_status
 
 pytestmark = pytest.mark.integration
 

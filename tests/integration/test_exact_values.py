@@ -1,5 +1,5 @@
 """Every value decoded from the binlog equals what the source itself stores, and the
-library's own `.rows` decoding gets several of them wrong (why applier.rowimage exists)."""
+library's own `.rows` decoding gets several of them wrong (why applier.binlog.rowimage exists)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from decimal import Decimal
 
 import pytest
 
-from applier.events import RowChange
-from applier.source import BinlogSource, library_rows, source_status
+from applier.binlog.events import RowChange
+from applier.binlog.stream import BinlogSource, library_rows, source_status
 
 pytestmark = pytest.mark.integration
 

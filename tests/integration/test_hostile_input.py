@@ -10,14 +10,14 @@ import logging
 import pymysql
 import pytest
 
-from applier.apply import Options, Totals, TransactionApplier
-from applier.checkpoint import Checkpoint
-from applier.conversions import Mode
+from applier.apply.checkpoint import Checkpoint
+from applier.apply.filters import database_filter, table_filter
+from applier.apply.lookup import quote
+from applier.apply.target import connect
+from applier.apply.transaction import Options, Totals, TransactionApplier
+from applier.binlog.events import Position, QuerySession, Statement, Transaction
+from applier.convert.decide import Mode
 from applier.errors import ExitStatus, ReplicationStopped
-from applier.events import Position, QuerySession, Statement, Transaction
-from applier.filters import database_filter, table_filter
-from applier.lookup import quote
-from applier.target import connect
 
 pytestmark = pytest.mark.integration
 

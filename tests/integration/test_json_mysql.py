@@ -11,9 +11,9 @@ import json
 import pymysql
 import pytest
 
+from applier.binlog.stream import source_status
 from applier.errors import ExitStatus
-from applier.sandbox import Sandbox
-from applier.source import source_status
+from applier.sandbox.servers import Sandbox
 from tests.integration.harness import wait_for
 
 pytestmark = pytest.mark.integration

@@ -2,7 +2,7 @@
 
 Until replication runs through the applier in these tests, the replica is populated
 DIRECTLY with the values MySQL's conversion rules predict, written out by hand below
-(independently of applier.conversions). The lag test simulates a replica with a small
+(independently of applier.convert.decide). The lag test simulates a replica with a small
 background copier (see `Copier`).
 """
 
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import threading
 import time
 from dataclasses import replace
@@ -187,8 +188,20 @@ def test_cli_exit_statuses(spark, source_db, target_db, applier_config, tmp_path
     target_db.execute("DELETE FROM big WHERE id = 7")
     bad = runner.invoke(main, ["run", "--config", str(path), "--tables", tables])
     assert bad.exit_code == 1, bad.output
-    report = json.loads(open(bad.output.strip().splitlines()[0]).read())
+    report = json.loads(open(bad.stdout.strip().splitlines()[0]).read())
     assert report["consistent"] is False
+    # progress on stderr: one line per table done (rows, seconds, verdict), then a count
+    lines = bad.stderr.splitlines()
+    assert lines[0] == "reconcile: 2 table(s) to compare"
+    assert re.fullmatch(rf"reconcile: \[1/2\] {source_db.schema}\.big: 50 rows, [0-9.]+ s, "
+                        r"1 difference\(s\) \(1 missing, 0 extra, 0 mismatched\)",
+                        lines[1]), lines
+    assert re.fullmatch(rf"reconcile: \[2/2\] {source_db.schema}\.conv: 4 rows, "
+                        r"[0-9.]+ s, consistent, schema drift", lines[2]), lines
+    assert re.fullmatch(r"reconcile: 2/2 table\(s\) done in [0-9.]+ s", lines[3]), lines
+    quiet = runner.invoke(main, ["run", "--config", str(path), "--tables", tables, "-q"])
+    assert quiet.exit_code == 1 and "table(s)" not in quiet.stderr.replace(
+        "divergence: 2 table(s)", ""), quiet.stderr
     broken = runner.invoke(main, ["run", "--config", str(tmp_path / "missing.toml")])
     assert broken.exit_code == 2
 

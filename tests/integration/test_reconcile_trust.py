@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from applier.serverbin import mysql_chroot
+from applier.sandbox.serverbin import mysql_chroot
 from reconcile import job
 from reconcile.cli import main
 from tests.integration import repairsql

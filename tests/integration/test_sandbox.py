@@ -1,4 +1,4 @@
-"""applier.sandbox: throwaway local servers, their state file and the applier config."""
+"""applier.sandbox.servers: throwaway local servers, their state file and the applier config."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import pymysql
 import pytest
 
-from applier.sandbox import Sandbox, pid_alive
+from applier.sandbox.servers import Sandbox, pid_alive
 
 pytestmark = pytest.mark.integration
 
@@ -73,7 +73,7 @@ def test_up_is_idempotent_and_down_works_from_another_process(tmp_path, flavor):
     status = sandbox.status()
     assert status["source"]["running"] and status["source"]["port"] == info.source.port
 
-    code = ("import sys; from applier.sandbox import Sandbox; "
+    code = ("import sys; from applier.sandbox.servers import Sandbox; "
             f"Sandbox({str(tmp_path / 'sb')!r}).down()")
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60,
                    cwd=Path(__file__).resolve().parents[2])

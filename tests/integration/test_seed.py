@@ -9,6 +9,7 @@ SIGKILL and resumed, and the refusals that stop a seed before it copies anything
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import random
 import re
@@ -19,11 +20,13 @@ from pathlib import Path
 
 import pymysql
 import pytest
+from click.testing import CliRunner
 
+from applier.binlog.stream import source_status
 from applier.config import Config, DaemonConfig, ReplicationConfig
-from applier.daemon import Daemon
 from applier.errors import ExitStatus
-from applier.source import source_status
+from applier.ops.daemon import Daemon
+from reconcile.cli import main as reconcile_main
 from tests.integration.harness import APPLIER, toml_config, wait_for
 
 pytestmark = pytest.mark.integration
@@ -199,6 +202,18 @@ class Scenario:
         log.close()
         return proc
 
+    def reconcile(self) -> tuple[int, dict, str]:
+        """The real `reconcile run` (in-process, reusing the session's Spark) over the same
+        config file: (exit status, report.json, output)."""
+        path = self.state_dir.parent / "reconcile.toml"
+        path.write_text(toml_config(self.config())
+                        + f'[reconcile]\nreport_dir = "{self.state_dir.parent}/reports"\n'
+                        "chunk_rows = 20000\ncatch_up_timeout = 180\n")
+        result = CliRunner().invoke(reconcile_main, ["run", "--config", str(path)])
+        assert result.exit_code in (0, 1), (result.output, result.exception)
+        report = Path(result.stdout.strip().splitlines()[0])
+        return result.exit_code, json.loads(report.read_text()), result.output
+
     def start_until_caught_up(self) -> None:
         done = subprocess.run([*APPLIER, "start", "--config", str(self.config_file()),
                                "--until-caught-up"], capture_output=True, text=True,
@@ -257,7 +272,21 @@ def _assert_same_as_daemon_alone(sc: Scenario) -> None:
         assert seeded[table] == alone[table], f"{table} differs from the daemon's result"
 
 
-def test_seed_under_writes_then_start_equals_replication(scenario_factory):
+def _assert_reconciled(sc: Scenario) -> None:
+    code, report, output = sc.reconcile()
+    assert code == 0 and report["consistent"] is True and report["errors"] == [], output
+    tables = {t["table"].split(".", 1)[1]: t for t in report["tables"]}
+    assert set(tables) == set(SOURCE)
+    for name, t in tables.items():
+        assert t["error"] is None, (name, t["error"])
+        assert (t["missing_on_replica"], t["extra_on_replica"], t["mismatched"],
+                t["unsettled"]) == (0, 0, 0, 0), (name, t["samples"])
+        assert t["source_rows"] == t["replica_rows"], name
+    assert tables["nums"]["chunks"] >= 5 and tables["events"]["key"] == []
+    assert tables["nums"]["schema_drift"]["only_on_replica"] == ["note"]
+
+
+def test_seed_under_writes_then_start_equals_replication(scenario_factory, request):
     sc = scenario_factory({"nums": 110_000, "names": 60_000, "events": 20_000,
                            "same": 10_000})
     sc.start_writer()
@@ -267,6 +296,8 @@ def test_seed_under_writes_then_start_equals_replication(scenario_factory):
         sc.stop_writer()
     assert "seed: done at " in out and f"{sc.schema}.nums: done" in out
     sc.start_until_caught_up()
+    request.getfixturevalue("spark")  # only now: the seed ran its own Spark
+    _assert_reconciled(sc)
     _assert_same_as_daemon_alone(sc)
 
 
@@ -381,7 +412,7 @@ def _user(db, name: str, grants) -> dataclasses.dataclass:
 
 
 def test_create_keep_and_grants(source_db, target_db, tmp_path, spark):
-    from applier.seed import Options, run_seed
+    from applier.seed.command import Options, run_seed
 
     s = source_db.schema
     source_db.execute("CREATE TABLE made (id INT PRIMARY KEY, v VARCHAR(10) CHARACTER SET "

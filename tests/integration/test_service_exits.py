@@ -10,8 +10,8 @@ import json
 import pymysql
 import pytest
 
+from applier.binlog.stream import source_status
 from applier.errors import ExitStatus
-from applier.source import source_status
 from tests.integration.running import run_cli, write_config
 
 pytestmark = pytest.mark.integration

@@ -18,9 +18,9 @@ import urllib.request
 import pymysql
 import pytest
 
-from applier import service
 from applier.errors import ExitStatus
-from applier.sandbox import SandboxInfo, free_port
+from applier.ops import service
+from applier.sandbox.servers import SandboxInfo, free_port
 from tests.integration.harness import APPLIER, wait_for
 from tests.integration.ops import PASSWORDS, Ops, start_sandbox
 

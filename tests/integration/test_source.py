@@ -5,16 +5,16 @@ from __future__ import annotations
 
 import pytest
 
-from applier.config import ServerConfig
-from applier.errors import ConnectError, TransientError
-from applier.events import Position, RowChange, Statement
-from applier.sandbox import free_port
-from applier.source import (
+from applier.binlog.events import Position, RowChange, Statement
+from applier.binlog.stream import (
     BinlogSource,
     read_settings,
     resolve_start,
     source_status,
 )
+from applier.config import ServerConfig
+from applier.errors import ConnectError, TransientError
+from applier.sandbox.servers import free_port
 
 pytestmark = pytest.mark.integration
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from applier import service
+from applier.ops import service
 from tests.integration.harness import wait_for
 from tests.integration.ops import Ops, start_sandbox
 

@@ -9,9 +9,9 @@ import subprocess
 import pymysql
 import pytest
 
-from applier import eventtypes
+from applier.binlog import eventtypes
+from applier.binlog.stream import BinlogSource
 from applier.errors import ExitStatus, ReplicationStopped
-from applier.source import BinlogSource
 from tests.integration.harness import APPLIER, toml_config
 
 pytestmark = pytest.mark.integration

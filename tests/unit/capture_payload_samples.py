@@ -16,7 +16,7 @@ from pathlib import Path
 import pymysql
 from pymysqlreplication import BinLogStreamReader
 
-from applier import libevents
+from applier.binlog import libevents
 
 OUT = Path(__file__).with_name("payload_samples.py")
 

@@ -240,7 +240,8 @@ def test_tls_files(tmp_path):
     ok = MINIMAL.replace("port = 3307", 'port = 3307\nssl_ca = "ca.pem"')
     c = parse_config(ok, base_dir=tmp_path)
     assert c.source.ssl_ca == str(tmp_path / "ca.pem")
-    assert c.source.pymysql_kwargs()["ssl"] == {"ca": str(tmp_path / "ca.pem")}
+    assert c.source.pymysql_kwargs()["ssl"] == {  # VERIFY_IDENTITY, as before ssl_mode
+        "ca": str(tmp_path / "ca.pem"), "check_hostname": True, "verify_mode": True}
     line = one_error(ok.replace("ca.pem", "missing.pem"), base_dir=tmp_path)
     assert line.startswith(f"[source] ssl_ca: no such file {tmp_path / 'missing.pem'}")
     lines = error_lines(ok.replace("ssl_ca", "ssl_cert"), base_dir=tmp_path)
@@ -311,3 +312,45 @@ def test_example_config_parses_and_documents_every_key():
         assert f"[{section}]" in text
         for key in keys:
             assert re.search(rf"^#? ?{key} = ", text, re.M), f"{section}.{key} not documented"
+
+
+def test_channel_and_auto_position():
+    r = parse_config(MINIMAL).replication
+    assert (r.channel, r.auto_position) == ("default", None)
+    r = parse_config(MINIMAL + '[replication]\nchannel = "shop-eu"\nauto_position = false\n'
+                     ).replication
+    assert (r.channel, r.auto_position) == ("shop-eu", False)
+    assert one_error(MINIMAL + '[replication]\nchannel = "a b"\n').startswith(
+        "[replication] channel: expected a channel name")
+    assert one_error(MINIMAL + '[replication]\nauto_position = "yes"\n').startswith(
+        "[replication] auto_position: expected true or false")
+
+
+def test_start_accepts_a_tagged_mysql_set():
+    start = "3e11fa47-71ca-11e1-9e33-c80aa9429562:1-5:batch:1-3"
+    assert parse_config(MINIMAL + f'[replication]\nstart = "{start}"\n').replication.start \
+        == start
+
+
+def test_ssl_modes(tmp_path):
+    (tmp_path / "ca.pem").write_text("x")
+    base = MINIMAL.replace("port = 3307", 'port = 3307\nssl_ca = "ca.pem"')
+
+    def kwargs(mode):
+        text = base.replace("port = 3307", f'port = 3307\nssl_mode = "{mode}"')
+        return parse_config(text, base_dir=tmp_path).source.pymysql_kwargs()
+
+    ca = str(tmp_path / "ca.pem")
+    assert kwargs("disabled")["ssl_disabled"] is True and "ssl" not in kwargs("DISABLED")
+    assert "ssl" not in kwargs("PREFERRED")  # pymysql: TLS when offered, unverified
+    assert kwargs("REQUIRED")["ssl"] == {"ca": ca, "check_hostname": False,
+                                         "verify_mode": False}
+    assert kwargs("VERIFY_CA")["ssl"] == {"ca": ca, "check_hostname": False,
+                                          "verify_mode": True}
+    assert kwargs("VERIFY_IDENTITY")["ssl"] == {"ca": ca, "check_hostname": True,
+                                                "verify_mode": True}
+    assert "ssl" not in parse_config(MINIMAL).source.pymysql_kwargs()
+    line = one_error(MINIMAL.replace("port = 3307", 'port = 3307\nssl_mode = "VERIFY_CA"'))
+    assert line.startswith("[source] ssl_mode: VERIFY_CA verifies the server's certificate")
+    line = one_error(MINIMAL.replace("port = 3307", 'port = 3307\nssl_mode = "ON"'))
+    assert line.startswith("[source] ssl_mode: expected one of DISABLED, PREFERRED, REQUIRED")

@@ -6,9 +6,9 @@ from decimal import Decimal
 
 import pytest
 
-from applier.conversions import Mode, converter
+from applier.convert.decide import Mode, converter
+from applier.convert.types import SqlType
 from applier.errors import ValueNotConvertible
-from applier.types import SqlType
 
 BOTH = Mode.parse("ALL_LOSSY,ALL_NON_LOSSY")
 NON_LOSSY = Mode.parse("ALL_NON_LOSSY")

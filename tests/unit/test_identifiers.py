@@ -2,9 +2,9 @@
 
 import pytest
 
-from applier import lookup
-from applier.lookup import LookupPlan, quote
-from applier.sqltext import QUOTED, tokenize
+from applier.apply import lookup, sqlbuild
+from applier.apply.lookup import LookupPlan, quote
+from applier.binlog.sqltext import QUOTED, tokenize
 
 NAMES = ["t%", "m%%n", "m%n", "%s", "%(x)s", "a_b", "back`tick", "quo'te", 'dq"x',
          "new\nline", "café", "日本", "emoji😀", "sp ace", "100%"]
@@ -25,18 +25,21 @@ def test_every_statement_keeps_its_identifiers(name):
     scan = LookupPlan(lookup.TABLE_SCAN, None, (name,), ((name, "utf8mb4"),))
     image = {name: 1}
     built = [
-        (lookup.insert(name, name, [name], 2), [1, 2]),
-        (lookup.insert(name, name, [name], 1, upsert=True), [1]),
-        lookup.update(name, name, plan, image, image),
-        lookup.update(name, name, scan, image, image),
-        lookup.delete(name, name, scan, image),
-        lookup.delete_by_keys(name, name, plan, [image, image]),
-        lookup.select_keys(name, name, plan, [image]),
+        (sqlbuild.insert(name, name, [name], 2), [1, 2]),
+        (sqlbuild.insert(name, name, [name], 1, upsert=True), [1]),
+        sqlbuild.update(name, name, plan, image, image),
+        sqlbuild.update(name, name, scan, image, image),
+        sqlbuild.delete(name, name, scan, image),
+        sqlbuild.delete_by_keys(name, name, plan, [image, image]),
+        sqlbuild.select_keys(name, name, plan, [image]),
     ]
     for sql, args in built:
         sent = _formatted(sql, args)
         assert set(_idents(sent)) == {name}, sent
         assert quote(name) in sent
+    joined = _formatted(sqlbuild.update_join_text(name, name, plan, [name], 2), [1, 2, 3, 4])
+    assert set(_idents(joined)) == {name, "t", "n"}, joined  # t, n: the join's aliases
+    assert quote(name) in joined
 
 
 def test_quote_is_the_plain_form():

@@ -2,9 +2,9 @@
 
 import pytest
 
-from applier import lookup
+from applier.apply import lookup, sqlbuild
+from applier.convert.types import Column, Index, SqlType, TargetTable
 from applier.errors import ReplicationStopped
-from applier.types import Column, Index, SqlType, TargetTable
 
 INT = SqlType("int")
 VARCHAR = SqlType("varchar", length=10, charset="utf8mb4")
@@ -55,44 +55,44 @@ def test_nothing_usable_stops_with_wl5092_r2():
 
 def test_unique_where_uses_equality_and_limit_free_update():
     plan = lookup.plan_lookup(table(PK), ["a", "b"])
-    sql, args = lookup.update("db", "t", plan, {"a": 1, "b": 2}, {"b": 3})
+    sql, args = sqlbuild.update("db", "t", plan, {"a": 1, "b": 2}, {"b": 3})
     assert sql == "UPDATE `db`.`t` SET `b` = %s WHERE `a` = %s"
     assert args == [3, 1]
 
 
 def test_non_unique_where_is_null_safe_and_limited_to_one_row():
     plan = lookup.plan_lookup(table(), ["a", "c"])
-    sql, args = lookup.delete("db", "t", plan, {"a": 1, "c": None})
+    sql, args = sqlbuild.delete("db", "t", plan, {"a": 1, "c": None})
     assert sql == "DELETE FROM `db`.`t` WHERE `a` <=> %s AND `c` <=> %s LIMIT 1"
     assert args == [1, None]
 
 
 def test_exact_string_comparison_appended():
     plan = lookup.LookupPlan("table_scan", None, ("s",), (("s", "latin1"),))
-    cond, args = lookup.where(plan, {"s": "a"})
+    cond, args = sqlbuild.where(plan, {"s": "a"})
     assert cond == ("`s` <=> %s AND CAST(`s` AS BINARY)"
                     " <=> CAST(CONVERT(%s USING latin1) AS BINARY)")
     assert args == ["a", "a"]
 
 
 def test_multi_row_insert_and_upsert():
-    assert lookup.insert("db", "t", ["a", "b"], 2) == (
+    assert sqlbuild.insert("db", "t", ["a", "b"], 2) == (
         "INSERT INTO `db`.`t` (`a`, `b`) VALUES (%s, %s), (%s, %s)")
-    assert lookup.insert("db", "t", ["a"], 1, upsert=True) == (
+    assert sqlbuild.insert("db", "t", ["a"], 1, upsert=True) == (
         "INSERT INTO `db`.`t` (`a`) VALUES (%s) ON DUPLICATE KEY UPDATE `a` = VALUES(`a`)")
 
 
 def test_batched_delete_by_single_and_composite_key():
     single = lookup.LookupPlan("primary_key", "PRIMARY", ("a",))
-    assert lookup.delete_by_keys("db", "t", single, [{"a": 1}, {"a": 2}]) == (
+    assert sqlbuild.delete_by_keys("db", "t", single, [{"a": 1}, {"a": 2}]) == (
         "DELETE FROM `db`.`t` WHERE `a` IN (%s, %s)", [1, 2])
     comp = lookup.LookupPlan("primary_key", "PRIMARY", ("a", "b"))
-    sql, args = lookup.delete_by_keys("db", "t", comp, [{"a": 1, "b": 2}, {"a": 3, "b": 4}])
+    sql, args = sqlbuild.delete_by_keys("db", "t", comp, [{"a": 1, "b": 2}, {"a": 3, "b": 4}])
     assert sql == "DELETE FROM `db`.`t` WHERE (`a`, `b`) IN ((%s, %s), (%s, %s))"
     assert args == [1, 2, 3, 4]
     with pytest.raises(ValueError):
-        lookup.delete_by_keys("db", "t", lookup.LookupPlan("index", "k", ("a",)), [{"a": 1}])
+        sqlbuild.delete_by_keys("db", "t", lookup.LookupPlan("index", "k", ("a",)), [{"a": 1}])
 
 
 def test_identifiers_are_quoted():
-    assert lookup.qualified("my`db", "t t") == "`my``db`.`t t`"
+    assert sqlbuild.qualified("my`db", "t t") == "`my``db`.`t t`"

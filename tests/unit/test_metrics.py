@@ -9,7 +9,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from applier.errors import ConfigError
-from applier.metrics import LOOKUP_KINDS, Metrics
+from applier.ops.metrics import LOOKUP_KINDS, Metrics
 
 
 def scrape(m: Metrics) -> dict[tuple[str, tuple], float]:

@@ -8,7 +8,7 @@ import uuid
 
 import pytest
 
-from applier.notify import Notifier
+from applier.ops.notify import Notifier
 
 
 @pytest.fixture

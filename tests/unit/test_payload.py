@@ -1,6 +1,6 @@
 """Compressed binlog events on real bytes (tests/unit/payload_samples.py, captured from
 MySQL 9.7 and MariaDB 10.11 by tests/unit/capture_payload_samples.py) and on bytes built
-per the format: decoding (applier.payload), and the assembler applying them exactly like
+per the format: decoding (applier.binlog.payload), and the assembler applying them exactly like
 uncompressed events, refusing what it does not understand."""
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ from decimal import Decimal
 import pytest
 import zstandard
 
-from applier import eventtypes as et
-from applier import payload
-from applier.assembler import Assembler
+from applier.binlog import eventtypes as et
+from applier.binlog import payload
+from applier.binlog.assembler import Assembler
+from applier.binlog.events import Position, RowChange, Statement
 from applier.errors import ReplicationStopped
-from applier.events import Position, RowChange, Statement
 from tests.unit import payload_samples as samples
 
 MYSQL = [bytes.fromhex(h) for h in samples.MYSQL_EVENTS]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from applier.conversions import Mode
-from applier.types import Column, Index, SqlType, TargetTable
+from applier.convert.decide import Mode
+from applier.convert.types import Column, Index, SqlType, TargetTable
 from reconcile import chunking, repair
 from reconcile.compare import (
     EXTRA,

@@ -9,10 +9,11 @@ from decimal import Decimal
 import click
 import pytest
 
-from applier.conversions import Mode
-from applier.types import Column, Index, SqlType, TargetTable
+from applier.convert.decide import Mode
+from applier.convert.types import Column, Index, SqlType, TargetTable
+from applier.errors import ReconcileStatus as Exit
 from reconcile import hashing, logsafe, repair
-from reconcile.cli import Exit, _tables, status_of
+from reconcile.cli import _tables, status_of
 from reconcile.compare import diff_group
 from reconcile.expected import RowConverter, normalize, row_hash
 from reconcile.plan import build_plan

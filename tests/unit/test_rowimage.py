@@ -1,4 +1,4 @@
-"""applier.rowimage on hand-built row-image bytes (no server)."""
+"""applier.binlog.rowimage on hand-built row-image bytes (no server)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from decimal import Decimal
 
 import pytest
 
-from applier import rowimage as ri
-from applier.jsonbinary import json_text
-from applier.rowimage import ColumnCodec as C
+from applier.binlog import rowimage as ri
+from applier.binlog.jsonbinary import json_text
+from applier.binlog.rowimage import ColumnCodec as C
 
 
 def value(codec: C, raw: bytes):

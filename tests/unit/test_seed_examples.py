@@ -4,9 +4,9 @@ from decimal import Decimal
 
 import pytest
 
-from applier.conversions import Decision, Mode, classify, converter, refusal_reason
+from applier.convert.decide import Decision, Mode, classify, converter, refusal_reason
+from applier.convert.types import SqlType, source_type, target_type
 from applier.errors import ConversionRefused
-from applier.types import SqlType, source_type, target_type
 
 ID, NL, LO, RE = Decision.IDENTICAL, Decision.NON_LOSSY, Decision.LOSSY, Decision.REFUSED
 EMPTY, LOSSY, NON_LOSSY = Mode.parse(""), Mode.parse("ALL_LOSSY"), Mode.parse("ALL_NON_LOSSY")

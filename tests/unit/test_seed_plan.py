@@ -6,10 +6,11 @@ from decimal import Decimal
 
 import pytest
 
+from applier.binlog.events import Position, RowChange, Statement, Transaction
+from applier.convert.types import Column, Index, SourceTable, SqlType, TargetTable
 from applier.errors import ReplicationStopped, ValueNotConvertible
-from applier.events import Position, RowChange, Statement, Transaction
-from applier.seed_copy import literal
-from applier.seed_plan import (
+from applier.seed.copier import literal
+from applier.seed.plan import (
     DoneSet,
     bounds_from_chunks,
     chunk_of,
@@ -20,9 +21,8 @@ from applier.seed_plan import (
     split_column,
     walk_bounds,
 )
-from applier.seed_replay import filter_changes
-from applier.snapshot_position import position_key
-from applier.types import Column, Index, SourceTable, SqlType, TargetTable
+from applier.seed.replay import filter_changes
+from applier.seed.snapshot import position_key
 
 INT = SqlType("int", unsigned=False)
 VARCHAR = SqlType("varchar", length=10, charset="utf8mb4")
@@ -228,10 +228,10 @@ def test_binlog_positions_order_across_files():
 # --- identity columns rendered by the source ------------------------------------------------
 
 def test_identity_columns_are_rendered_by_the_source_the_others_in_python():
-    from applier.conversions import Mode
-    from applier.mapping import build_mapping
-    from applier.seed_copy import ChunkReader
-    from applier.seed_plan import SeedTable, literal_expr
+    from applier.convert.decide import Mode
+    from applier.convert.mapping import build_mapping
+    from applier.seed.copier import ChunkReader
+    from applier.seed.plan import SeedTable, literal_expr
 
     types = [INT, SqlType("varchar", length=10, charset="latin1"), SqlType("float"),
              SqlType("tinyint", unsigned=False), SqlType("datetime", fsp=3)]

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from applier import service
 from applier.config import parse_config
 from applier.errors import ExitStatus
-from applier.service import (
+from applier.ops import service
+from applier.ops.service import (
     PidFile,
     ServiceError,
     StopOutcome,
@@ -38,7 +38,7 @@ FAKE_DAEMON = """\
 #!{python}
 import signal, sys, time
 sys.path.insert(0, {root!r})
-from applier.service import acquire_pidfile
+from applier.ops.service import acquire_pidfile
 if len(sys.argv) > 2:
     print("bad configuration: [source] port", flush=True)
     sys.exit(int(sys.argv[2]))
@@ -206,7 +206,7 @@ def test_set_process_title_in_a_child():
     code = textwrap.dedent(f"""
         import sys, time
         sys.path.insert(0, {str(ROOT)!r})
-        from applier.service import set_process_title
+        from applier.ops.service import set_process_title
         set_process_title("applier: a@h:1 -> b@h:2 (/etc/applier/x.toml)")
         print("ok", flush=True)
         time.sleep(30)

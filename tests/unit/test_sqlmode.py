@@ -2,7 +2,8 @@
 
 import pytest
 
-from applier import libquery, sqlmode
+from applier.apply import sqlmode
+from applier.binlog import libquery
 
 
 def test_bits_by_flavour():

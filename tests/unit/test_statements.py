@@ -4,9 +4,9 @@ of statements that may hold credentials."""
 
 import pytest
 
-from applier.redact import is_sensitive, redact
-from applier.sqltext import Dialect, SqlTextError, tokenize, version_number
-from applier.statements import DDL, DML, OTHER, UNKNOWN, classify_statement
+from applier.binlog.redact import is_sensitive, redact
+from applier.binlog.sqltext import Dialect, SqlTextError, tokenize, version_number
+from applier.binlog.statements import DDL, DML, OTHER, UNKNOWN, classify_statement
 
 MARIADB = Dialect(mariadb=True, version=101119)
 MYSQL = Dialect(version=90704)

@@ -4,8 +4,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from applier import charsets
-from applier.types import (
+from applier.convert import charsets
+from applier.convert.types import (
     BINARY,
     BIT,
     DECIMAL,

@@ -1,0 +1,225 @@
+"""Statements (QUERY events) on the target: DDL read as the target server reads it,
+filtered on the names it really acts on, and executed in the source statement's own
+session (its character set and sql_mode); statement-based DML and unreadable DDL stop
+replication. Filter rules per statement:
+
+* CREATE/ALTER/DROP DATABASE: `filters.database_filter` (MySQL's rule for wild patterns).
+* CREATE/ALTER/TRUNCATE TABLE, CREATE/DROP INDEX: the table; ALTER ... RENAME and
+  RENAME TABLE: the old name (a table leaving the replicated set follows the source; a
+  table of the target's own never gets renamed); DROP TABLE and RENAME TABLE with several
+  tables: rewritten to the replicated ones only.
+* ALTER TABLE ... EXCHANGE PARTITION with one table replicated and one not: stop.
+* TEMPORARY tables: skipped (row-based binlogs carry no rows of them).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from applier.apply import sqlmode
+from applier.apply.checkpoint import Checkpoint
+from applier.apply.lookup import quote
+from applier.apply.target import error_code, flavor_of, translate, version_of
+from applier.binlog import libquery
+from applier.binlog.events import Position, Statement
+from applier.binlog.redact import Redacted, redact
+from applier.binlog.sqltext import Dialect
+from applier.binlog.statements import DML, OTHER, UNKNOWN, StatementInfo, classify_statement
+from applier.convert import charsets
+from applier.errors import ReplicationStopped
+from applier.server_codes import DDL_ALREADY, DDL_PARTIAL, UNKNOWN_DATABASE
+
+log = logging.getLogger(__name__)
+
+PARSE_ERROR = 1064
+
+
+def _qualified(name: tuple[str, str]) -> str:
+    return f"{quote(name[0])}.{quote(name[1])}"
+
+
+class StatementApplier:
+    def __init__(self, conn, checkpoint: Checkpoint, accept: Callable[[str, str], bool],
+                 accept_db: Callable[[str], bool], ddl: str = "apply"):
+        self.conn = conn
+        self.checkpoint = checkpoint
+        self.accept = accept
+        self.accept_db = accept_db
+        self.ddl = ddl
+        self.flavor = flavor_of(conn)
+        self.version = version_of(conn)
+        self._restore: str | None = None
+
+    def dialect(self, stmt: Statement) -> Dialect:
+        bits = stmt.session.sql_mode if stmt.session else None
+        return Dialect(mariadb=self.flavor == "mariadb", version=self.version,
+                       ansi_quotes=sqlmode.reads_ansi_quotes(bits),
+                       no_backslash_escapes=sqlmode.reads_no_backslash_escapes(bits))
+
+    def apply(self, cur, stmt: Statement, end: Position) -> bool:
+        """Apply one statement; True when the target's definitions may have changed."""
+        source = stmt.session.flavor == "mariadb" if stmt.session else None
+        info = classify_statement(stmt.sql, stmt.schema, self.dialect(stmt), source)
+        if info.kind == DML:
+            raise ReplicationStopped(
+                f"Statement-based DML at {end} cannot be applied to a target whose tables "
+                f"differ ({str(Redacted(stmt.sql, 80))!r}) — set binlog_format=ROW on the "
+                "source", code=1666)
+        if info.kind == OTHER or self.ddl != "apply":
+            log.debug("ignored statement at %s: %s", end, Redacted(stmt.sql))
+            return False
+        if info.kind == UNKNOWN:
+            return self._unknown(info, stmt, end)
+        sql = self._decide(info, stmt, end)
+        if sql is None:
+            return False
+        self._execute(cur, stmt, info, sql, end)
+        return True
+
+    # -- what to do ---------------------------------------------------------------------
+    def _unknown(self, info: StatementInfo, stmt: Statement, end: Position) -> bool:
+        if not any(self.accept(s, t) for s, t in info.tables) and not (
+                stmt.schema and self.accept_db(stmt.schema)):
+            log.info("ignored a statement that touches no replicated table at %s: %s",
+                     end, Redacted(stmt.sql))
+            return False
+        raise ReplicationStopped(
+            f"Cannot read the DDL statement at {end} ({info.reason}): "
+            f"{str(Redacted(stmt.sql, 300))!r} — it may change replicated tables. Apply "
+            f"it to the target by hand if it should be, then skip it: {self._skip(end)}; "
+            "and start again", code=PARSE_ERROR)
+
+    def _skip(self, end: Position) -> str:
+        return (f"UPDATE {self.checkpoint._plain} SET source_log_file = '{end.log_file}', "
+                f"source_log_pos = {end.log_pos} WHERE server_id = "
+                f"{self.checkpoint.server_id}")
+
+    def _decide(self, info: StatementInfo, stmt: Statement, end: Position) -> str | None:
+        """The text to execute (the statement's own, or rewritten to the replicated
+        tables), or None to skip it."""
+        if info.temporary:
+            log.debug("ignored a statement on a TEMPORARY table at %s", end)
+            return None
+        if info.database is not None:
+            if self.accept_db(info.database):
+                return stmt.sql
+            log.info("not applied at %s (database %s is not covered by do_tables, or is "
+                     "ignored): %s", end, info.database, Redacted(stmt.sql))
+            return None
+        wanted = [self.accept(s, t) for s, t in info.tables]
+        if info.also:
+            every = wanted + [self.accept(s, t) for s, t in info.also]
+            if any(every) and not all(every):
+                raise ReplicationStopped(
+                    f"The DDL statement at {end} moves rows between replicated and "
+                    f"unreplicated tables: {str(Redacted(stmt.sql, 300))!r} — apply what "
+                    f"should happen on the target by hand, then skip it: {self._skip(end)}",
+                    code=PARSE_ERROR)
+        if not any(wanted):
+            log.debug("not applied at %s (no replicated table): %s", end, Redacted(stmt.sql))
+            return None
+        if all(wanted):
+            return stmt.sql
+        if info.action == "drop table":
+            names = [n for n, ok in zip(info.tables, wanted, strict=True) if ok]
+            return ("DROP TABLE " + ("IF EXISTS " if info.if_exists else "")
+                    + ", ".join(_qualified(n) for n in names))
+        if info.action == "rename table":
+            pairs = [(o, n) for o, n, ok in zip(info.tables, info.renamed_to, wanted,
+                                                strict=True) if ok]
+            return "RENAME TABLE " + ", ".join(f"{_qualified(o)} TO {_qualified(n)}"
+                                               for o, n in pairs)
+        return stmt.sql  # pragma: no cover - one table: all or nothing above
+
+    # -- executing ----------------------------------------------------------------------
+    def _execute(self, cur, stmt: Statement, info: StatementInfo, sql: str,
+                 end: Position) -> None:
+        self.conn.commit()  # DDL commits implicitly; keep the rows before it apart
+        session = stmt.session
+        try:
+            self._enter(cur, stmt)
+            payload = (libquery.encode_query(sql, session.charset_client)
+                       if session and session.charset_client else sql)
+            cur.execute(payload)
+            log.info("applied DDL at %s: %s", end, Redacted(sql, 120))
+        except ReplicationStopped:
+            raise
+        except Exception as exc:
+            code = error_code(exc)
+            if code in DDL_PARTIAL and info.specs > 1:
+                raise ReplicationStopped(
+                    f"The DDL statement at {end} is only partly in effect on the target "
+                    f"({exc.args[-1]}, Error_code: {code}): {str(Redacted(sql, 300))!r} — "
+                    f"apply the rest of it by hand, then skip it: {self._skip(end)}; and "
+                    "start again", code=code) from None
+            if code not in DDL_ALREADY:
+                raise translate(exc, str(end), f"The DDL statement {redact(sql)[:200]!r}"
+                                ) from None
+            log.warning("DDL at %s already in effect on the target (%s): %s",
+                        end, exc.args[-1], Redacted(sql, 120))
+        finally:
+            self._leave(cur)
+
+    def _enter(self, cur, stmt: Statement) -> None:
+        """USE the statement's database; its sql_mode and character set."""
+        if stmt.schema:
+            try:
+                cur.execute(f"USE {quote(stmt.schema)}")
+            except Exception as exc:
+                if error_code(exc) != UNKNOWN_DATABASE:
+                    raise
+        session = stmt.session
+        if session is None:
+            return
+        if self._restore is None:
+            cur.execute("SELECT @@character_set_client, @@collation_connection,"
+                        " @@collation_server")
+            cs, cc, csrv = cur.fetchone()
+            self._restore = (f"SET SESSION sql_mode = '{sqlmode.APPLY_SQL_MODE}',"
+                             f" character_set_client = '{cs}',"
+                             f" collation_connection = '{cc}', collation_server = '{csrv}'")
+        sets = []
+        if session.sql_mode is not None:
+            try:
+                mode = sqlmode.for_target(session.sql_mode, session.flavor, self.flavor)
+            except sqlmode.UnsupportedMode as exc:
+                raise ReplicationStopped(f"{exc} — apply it to the target by hand, then "
+                                         "skip it (see `applier status`)", code=1231) from None
+            sets.append(f"sql_mode = '{mode}'")
+        charset = _collation_charset(session.charset_client)
+        if charset:
+            sets.append(f"character_set_client = '{charset}'")
+        if sets:
+            cur.execute("SET SESSION " + ", ".join(sets))
+        for var, cid in (("collation_connection", session.collation_connection),
+                         ("collation_server", session.collation_server)):
+            _set_collation(cur, var, cid)
+
+    def _leave(self, cur) -> None:
+        if self._restore is not None:
+            try:
+                cur.execute(self._restore)
+            except Exception:  # the connection is gone: the next session starts afresh
+                log.debug("could not restore the apply session", exc_info=True)
+
+
+def _collation_charset(cid: int | None) -> str | None:
+    coll = charsets.by_id(cid) if cid else None
+    return coll.charset if coll is not None and coll.codec else None
+
+
+def _set_collation(cur, var: str, cid: int | None) -> None:
+    """Set a collation variable by name; a collation the target lacks (e.g. MySQL's
+    utf8mb4_0900_ai_ci on MariaDB 10.11) falls back to its character set's default."""
+    coll = charsets.by_id(cid) if cid else None
+    if coll is None:
+        return
+    try:
+        cur.execute(f"SET SESSION {var} = '{coll.name}'")
+    except Exception as exc:
+        if error_code(exc) != 1273:  # unknown collation
+            raise
+        other = "character_set_connection" if var == "collation_connection" else \
+            "character_set_server"
+        cur.execute(f"SET SESSION {other} = '{coll.charset}'")

@@ -1,0 +1,152 @@
+"""Statement text for the applier's row changes: built once per table and column set
+(applier.apply.plans caches it), bound with arguments per row or batch.
+
+Pure: SQL text with pymysql's %s placeholders, never a connection. The text goes through
+%-formatting, so every identifier in it is quoted with backticks (doubled inside) and its %
+signs doubled (`ident`): a table `m%n` or `t%` is never read as a format character.
+`quote` is the plain form for SQL run without arguments (DDL, USE).
+
+A lookup plan (applier.apply.lookup.LookupPlan) says which columns find a row: `columns`,
+`unique` (equality, no LIMIT) and `exact` (string columns also compared byte for byte).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+
+def quote(name: str) -> str:
+    """A quoted identifier for SQL executed WITHOUT arguments (no %-formatting)."""
+    return "`" + name.replace("`", "``") + "`"
+
+
+def ident(name: str) -> str:
+    """A quoted identifier for SQL executed WITH arguments: % doubled for pymysql's
+    %-formatting (which turns %% back into %)."""
+    return quote(name).replace("%", "%%")
+
+
+def qualified(schema: str, table: str) -> str:
+    """db.table for SQL executed with arguments (see ident)."""
+    return f"{ident(schema)}.{ident(table)}"
+
+
+# -- text only (bound later) ------------------------------------------------------------
+
+def where_text(plan) -> str:
+    """WHERE condition finding one row; NULL-safe comparisons (<=>) outside unique keys.
+    Its arguments: `where_args`."""
+    op = "=" if plan.unique else "<=>"
+    parts = [f"{ident(c)} {op} %s" for c in plan.columns]
+    for col, charset in plan.exact:
+        parts.append(f"CAST({ident(col)} AS BINARY)"
+                     f" <=> CAST(CONVERT(%s USING {charset}) AS BINARY)")
+    return " AND ".join(parts)
+
+
+def where_args(plan, values: dict[str, Any]) -> list[Any]:
+    return [values[c] for c in plan.columns] + [values[c] for c, _ in plan.exact]
+
+
+def insert_text(schema: str, table: str, columns: Sequence[str], rows: int, *,
+                upsert: bool = False) -> str:
+    """Multi-row INSERT of `rows` rows; upsert overwrites an existing row (IDEMPOTENT)."""
+    cols = ", ".join(ident(c) for c in columns)
+    one = "(" + ", ".join(["%s"] * len(columns)) + ")"
+    sql = f"INSERT INTO {qualified(schema, table)} ({cols}) VALUES " + ", ".join([one] * rows)
+    if upsert and columns:
+        sets = ", ".join(f"{ident(c)} = VALUES({ident(c)})" for c in columns)
+        sql += f" ON DUPLICATE KEY UPDATE {sets}"
+    return sql
+
+
+def update_text(schema: str, table: str, plan, columns: Sequence[str]) -> str:
+    """UPDATE one row found by the plan, setting `columns` (the after image's)."""
+    sets = ", ".join(f"{ident(c)} = %s" for c in columns)
+    sql = f"UPDATE {qualified(schema, table)} SET {sets} WHERE {where_text(plan)}"
+    return sql if plan.unique else sql + " LIMIT 1"
+
+
+def delete_text(schema: str, table: str, plan) -> str:
+    sql = f"DELETE FROM {qualified(schema, table)} WHERE {where_text(plan)}"
+    return sql if plan.unique else sql + " LIMIT 1"
+
+
+def keys_in(plan, rows: int) -> str:
+    """`k IN (%s, ..)` or `(k1, k2) IN ((%s, %s), ..)` for `rows` keys of a unique plan."""
+    if not plan.unique:
+        raise ValueError("batched deletes need a primary or NOT NULL unique key")
+    cols = plan.columns
+    if len(cols) == 1:
+        return f"{ident(cols[0])} IN (" + ", ".join(["%s"] * rows) + ")"
+    one = "(" + ", ".join(["%s"] * len(cols)) + ")"
+    return "(" + ", ".join(ident(c) for c in cols) + ") IN (" + ", ".join([one] * rows) + ")"
+
+
+def delete_keys_text(schema: str, table: str, plan, rows: int) -> str:
+    """One DELETE for `rows` rows of a unique plan: WHERE (k1, k2) IN ((..), (..))."""
+    return f"DELETE FROM {qualified(schema, table)} WHERE {keys_in(plan, rows)}"
+
+
+def select_keys_text(schema: str, table: str, plan, rows: int) -> str:
+    """Which of these unique keys exist (to name the missing ones in an error)."""
+    cols = ", ".join(ident(c) for c in plan.columns)
+    return f"SELECT {cols} FROM {qualified(schema, table)} WHERE {keys_in(plan, rows)}"
+
+
+def update_join_text(schema: str, table: str, plan, columns: Sequence[str],
+                     rows: int) -> str:
+    """One UPDATE of `rows` rows of a unique plan: the target joined to a derived table of
+    (key values, new values), one SELECT per row. Its arguments per row: the key's
+    before-image values, then the after image's `columns`. With CLIENT.FOUND_ROWS the
+    count is of rows matched, so a missing key shows as a shortfall."""
+    if not plan.unique:
+        raise ValueError("batched updates need a primary or NOT NULL unique key")
+    keys = [f"k{i}" for i in range(len(plan.columns))]
+    news = [f"v{i}" for i in range(len(columns))]
+    first = "SELECT " + ", ".join(f"%s AS {a}" for a in keys + news)
+    other = " UNION ALL SELECT " + ", ".join(["%s"] * (len(keys) + len(news)))
+    derived = first + other * (rows - 1)
+    on = " AND ".join(f"`t`.{ident(c)} = `n`.{k}" for c, k in zip(plan.columns, keys,
+                                                                     strict=True))
+    sets = ", ".join(f"`t`.{ident(c)} = `n`.{v}" for c, v in zip(columns, news, strict=True))
+    return (f"UPDATE {qualified(schema, table)} AS `t` JOIN ({derived}) AS `n` ON {on} "
+            f"SET {sets}")
+
+
+# -- text and arguments (one statement) ---------------------------------------------------
+
+def where(plan, values: dict[str, Any]) -> tuple[str, list[Any]]:
+    return where_text(plan), where_args(plan, values)
+
+
+def insert(schema: str, table: str, columns: Sequence[str], rows: int, *,
+           upsert: bool = False) -> str:
+    return insert_text(schema, table, columns, rows, upsert=upsert)
+
+
+def update(schema: str, table: str, plan, before: dict[str, Any],
+           after: dict[str, Any]) -> tuple[str, list[Any]]:
+    """UPDATE one row found by the plan; only the columns present in the after image."""
+    return (update_text(schema, table, plan, list(after)),
+            list(after.values()) + where_args(plan, before))
+
+
+def delete(schema: str, table: str, plan, before: dict[str, Any]) -> tuple[str, list[Any]]:
+    return delete_text(schema, table, plan), where_args(plan, before)
+
+
+def key_args(plan, befores: Sequence[dict[str, Any]]) -> list[Any]:
+    cols = plan.columns
+    return [image[c] for image in befores for c in cols]
+
+
+def delete_by_keys(schema: str, table: str, plan,
+                   befores: Sequence[dict[str, Any]]) -> tuple[str, list[Any]]:
+    return delete_keys_text(schema, table, plan, len(befores)), key_args(plan, befores)
+
+
+def select_keys(schema: str, table: str, plan,
+                befores: Sequence[dict[str, Any]]) -> tuple[str, list[Any]]:
+    return select_keys_text(schema, table, plan, len(befores)), key_args(plan, befores)

@@ -1,0 +1,407 @@
+"""Applies one source transaction as one target transaction, checkpoint included.
+
+Plans are built once per table map (applier.apply.plans: mapping, lookup plans and
+statement text, cached); rows are applied with set-based statements where they are
+equivalent: consecutive inserts into one table become multi-row INSERTs, consecutive
+deletes by a unique key one DELETE ... IN (...), consecutive updates by a unique key one
+UPDATE ... JOIN over a derived table of keys and new values (row by row, inside a
+savepoint, when fewer rows matched than were sent, so a missing row is named).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from applier.apply import jsonsql, lookup, sqlbuild
+from applier.apply.checkpoint import Checkpoint
+from applier.apply.ddl import StatementApplier
+from applier.apply.plans import TablePlan
+from applier.apply.schema import SchemaCache
+from applier.apply.sqlmode import APPLY_SQL_MODE
+from applier.apply.target import PacketTooLarge, check_packet, error_code, max_packet, translate
+from applier.binlog.events import RowChange, Statement, Transaction
+from applier.convert.decide import Mode
+from applier.convert.mapping import build_mapping
+from applier.convert.types import BINARY, INTEGER, SourceTable
+from applier.errors import ReplicationStopped, RowNotFound, TransientError
+from applier.server_codes import STALE_DEFINITION
+
+log = logging.getLogger(__name__)
+BATCH_ROWS = 1000
+# errors after which the target's definitions are read again and the transaction retried
+# once: a table or column changed on the target since it was read
+_STALE = STALE_DEFINITION
+_TRUNCATED = re.compile(r"Data truncated for column '(.+)' at row")
+# for a statement writing an ENUM's error value: APPLY_SQL_MODE without strictness
+_RELAXED_SQL_MODE = ",".join(m for m in APPLY_SQL_MODE.split(",") if "STRICT" not in m)
+
+
+@dataclass
+class Totals:
+    transactions: int = 0
+    rows: int = 0
+    lookups: Counter = field(default_factory=Counter)
+
+
+@dataclass(frozen=True)
+class Options:
+    mode: Mode
+    column_mapping: str = "name"
+    idempotent: bool = False
+    ddl: str = "apply"
+    accept: Callable[[str, str], bool] = lambda s, t: True
+    accept_db: Callable[[str], bool] = lambda db: True  # CREATE/ALTER/DROP DATABASE
+
+
+class TransactionApplier:
+    def __init__(self, conn, checkpoint: Checkpoint, options: Options, totals: Totals):
+        self.conn = conn
+        jsonsql.register(conn)  # MySQL JSON values bound with their types (not as text)
+        self.checkpoint = checkpoint
+        self.opt = options
+        self.totals = totals
+        self.schemas = SchemaCache(conn)
+        # per source table: mapping, lookup plans and statement text (dropped together)
+        self._plans: dict[tuple[str, str], TablePlan] = {}
+        self.lookups: Counter = Counter()  # lookups by kind of the last transaction applied
+        self.statements = StatementApplier(conn, checkpoint, options.accept,
+                                           options.accept_db, options.ddl)
+        self.max_packet = max_packet(conn)
+        self._doing = ""  # what is being applied, for error messages
+
+    # -- planning ---------------------------------------------------------------------
+    def mapping(self, table: SourceTable) -> TablePlan:
+        key = (table.schema, table.table)
+        cached = self._plans.get(key)
+        if cached is not None and (cached.mapping.source is table
+                                   or cached.mapping.source == table):
+            return cached
+        target = self.schemas.get(table.schema, table.table)
+        if target is None:
+            raise ReplicationStopped(
+                f"Table '{table.qualified}' doesn't exist on the target — create it there "
+                "(its definition may differ), or exclude it with ignore_tables", code=1146)
+        built = TablePlan(build_mapping(table, target, self.opt.mode,
+                                        by=self.opt.column_mapping))
+        self._plans[key] = built
+        return built
+
+    def forget_plans(self) -> None:
+        self.schemas.invalidate()
+        self._plans.clear()
+
+    def _refresh(self, *, force: bool = False) -> bool:
+        """Forget the plans of target tables whose definition changed; True if any."""
+        changed = self.schemas.changed(force=force)
+        for key in changed:
+            log.info("target table %s.%s changed: its definition is read again", *key)
+            self._plans.pop(key, None)
+        return bool(changed)
+
+    # -- applying -----------------------------------------------------------------------
+    def apply(self, txn: Transaction) -> int:
+        """Apply the transaction and its checkpoint in one target transaction. A target
+        table that changed meanwhile is read again first (and once more, with a retry,
+        when the server says a table or column is not there)."""
+        self._refresh()
+        try:
+            return self._apply(txn)
+        except ReplicationStopped as exc:
+            if exc.code not in _STALE or not self._refresh(force=True):
+                raise
+            if txn.streamed:  # read once: read again from the checkpoint, in a new session
+                raise TransientError(f"{exc}; the target table changed: the transaction is "
+                                     "read again from the last checkpoint") from exc
+        return self._apply(txn)
+
+    def _apply(self, txn: Transaction) -> int:
+        if not txn.streamed:  # a refused conversion stops before any row is written
+            rows = [c for c in txn.changes if isinstance(c, RowChange)]
+            tables = {id(c.table): c.table for c in rows}  # one table map object per table
+            for table in tables.values():
+                self.mapping(table)
+        applied = 0
+        self.lookups = Counter()
+        try:
+            with self.conn.cursor() as cur:
+                for group in _groups(txn.changes):
+                    if isinstance(group, Statement):
+                        self._doing = "The statement"
+                        if self.statements.apply(cur, group, txn.end):
+                            self.forget_plans()
+                    else:
+                        applied += self._rows(cur, group, txn)
+                self.checkpoint.save(cur, txn.end, self.totals.transactions + 1,
+                                     self.totals.rows + applied)
+            self.conn.commit()
+        except BaseException as exc:
+            self._rollback()
+            if isinstance(exc, Exception) and not isinstance(exc, ReplicationStopped):
+                new = translate(exc, f"{txn.end}", self._doing)
+                if new is not exc:
+                    raise new from exc
+            raise
+        self.totals.transactions += 1
+        self.totals.rows += applied
+        self.totals.lookups.update(self.lookups)
+        return applied
+
+    def _rollback(self) -> None:
+        try:
+            self.conn.rollback()
+        except Exception:  # connection already gone: the server rolls back itself
+            log.debug("rollback failed", exc_info=True)
+
+    def _rows(self, cur, group: list[RowChange], txn: Transaction) -> int:
+        kind = group[0].kind
+        tp = self.mapping(group[0].table)
+        event = {"insert": "Write_rows", "delete": "Delete_rows"}.get(kind, "Update_rows")
+        self._doing = f"{event} event on table {tp.target.qualified}"
+        self._target = tp.target
+        if kind == "insert":
+            return self._inserts(cur, tp, group, txn)
+        if kind == "delete":
+            return self._deletes(cur, tp, group, txn)
+        return self._updates(cur, tp, group, txn)
+
+    def _inserts(self, cur, tp, group, txn) -> int:
+        convert = tp.mapping.convert_image
+        images = [convert(c.after) for c in group]
+        start = 0
+        while start < len(images):
+            keys = images[start].keys()  # same columns in the same (source) order
+            end = start
+            while (end < len(images) and end - start < BATCH_ROWS
+                   and images[end].keys() == keys):
+                end += 1
+            self._insert_rows(cur, tp, tuple(keys), images[start:end], txn)
+            start = end
+        return len(images)
+
+    def _insert_rows(self, cur, tp, cols, batch, txn) -> None:
+        """One multi-row INSERT; halved while it exceeds the target's max_allowed_packet."""
+        args = [v for image in batch for v in image.values()]
+        query = cur.mogrify(tp.insert(cols, len(batch)), args)
+        if not check_packet(query, self.conn.encoding, self.max_packet) and len(batch) > 1:
+            half = len(batch) // 2
+            self._insert_rows(cur, tp, cols, batch[:half], txn)
+            self._insert_rows(cur, tp, cols, batch[half:], txn)
+        elif self.opt.idempotent:
+            self._insert_idempotent(cur, query, tp, cols, batch, txn)
+        else:
+            self._exec(cur, query, None, txn)
+
+    def _exec(self, cur, sql: str, args, txn) -> int:
+        """Execute with pymysql's %-formatting done here, refusing (1153) a statement the
+        target's max_allowed_packet cannot take instead of losing the connection."""
+        query = sql if args is None else cur.mogrify(sql, args)
+        if not check_packet(query, self.conn.encoding, self.max_packet):
+            size = len(query.encode(self.conn.encoding, "surrogateescape")) + 1
+            raise PacketTooLarge(self._doing, size, self.max_packet, str(txn.end))
+        try:
+            return cur.execute(query)
+        except Exception as exc:
+            if not self._enum_columns(str(exc)) or error_code(exc) != 1265:
+                raise
+        return self._exec_with_enum_error_value(cur, query, txn)
+
+    def _enum_columns(self, message: str) -> bool:
+        """Whether every 'Data truncated' in the message is about an ENUM column of the
+        target table (the only truncation the converted values can cause there is the
+        ENUM error value, index 0)."""
+        names = _TRUNCATED.findall(message)
+        target = getattr(self, "_target", None)
+        if not names or target is None:
+            return False
+        cols = [target.column(n) for n in names]
+        return all(c is not None and c.type.name == "enum" for c in cols)
+
+    def _exec_with_enum_error_value(self, cur, query: str, txn) -> int:
+        """ENUM index 0 (the error value '') is what the source holds, and MySQL's own
+        replica stores it; a strict session refuses to write it. This one statement runs
+        without strictness, and any warning other than that value stops replication."""
+        cur.execute(f"SET SESSION sql_mode = '{_RELAXED_SQL_MODE}'")
+        try:
+            count = cur.execute(query)
+            cur.execute("SHOW WARNINGS")
+            warnings = list(cur.fetchall())
+        finally:
+            cur.execute(f"SET SESSION sql_mode = '{APPLY_SQL_MODE}'")
+        for _, code, message in warnings:
+            if code == 1287:  # a deprecation note: nothing about the values
+                continue
+            if code != 1265 or not self._enum_columns(message):
+                raise ReplicationStopped(
+                    f"{self._doing} failed on the target: {message}, Error_code: {code}; "
+                    f"the event's source position {txn.end}", code)
+        return count
+
+    def _insert_idempotent(self, cur, query, tp, cols, batch, txn) -> None:
+        cur.execute("SAVEPOINT applier_batch")
+        try:
+            self._exec(cur, query, None, txn)
+            return
+        except Exception as exc:
+            if error_code(exc) != 1062:
+                raise
+            cur.execute("ROLLBACK TO SAVEPOINT applier_batch")
+        upsert = tp.insert(cols, 1, upsert=True)
+        for image in batch:
+            if self._exec(cur, upsert, list(image.values()), txn) == 2:
+                log.warning("IDEMPOTENT: duplicate key on %s at %s overwritten (1062): %s",
+                            tp.target.qualified, txn.end, _show(image))
+
+    def _updates(self, cur, tp, group, txn) -> int:
+        """Updates by a unique key that leave the key as it is go in batches of distinct
+        keys (a key updated twice, or a key-changing update, ends the batch); the others
+        one by one, in order."""
+        convert = tp.mapping.convert_image
+        batch: list[tuple[dict, dict]] = []
+        seen: set = set()
+        plan = None
+        for change in group:
+            before, after = convert(change.before), convert(change.after)
+            this = tp.lookup(frozenset(before))
+            self.lookups[this.kind] += 1
+            if not after:
+                continue
+            key = _batch_key(tp, this, before, after)
+            if batch and (key is None or key in seen or this is not plan
+                          or after.keys() != batch[0][1].keys() or len(batch) >= BATCH_ROWS):
+                self._update_batch(cur, tp, plan, batch, txn)
+                batch, seen = [], set()
+            if key is None:
+                self._update_one(cur, tp, this, before, after, txn)
+            else:
+                batch.append((before, after))
+                seen.add(key)
+                plan = this
+        if batch:
+            self._update_batch(cur, tp, plan, batch, txn)
+        return len(group)
+
+    def _update_one(self, cur, tp, plan, before, after, txn) -> None:
+        args = list(after.values()) + sqlbuild.where_args(plan, before)
+        if self._exec(cur, tp.update(plan, tuple(after)), args, txn) == 0:
+            self._missing(tp.target, plan, before, txn, "Update_rows")
+
+    def _update_batch(self, cur, tp, plan, batch, txn) -> None:
+        """One UPDATE ... JOIN for the batch; halved while it exceeds max_allowed_packet;
+        on fewer rows matched than sent, undone and done row by row (naming the missing
+        row: STRICT stops there, IDEMPOTENT applies the rest)."""
+        if len(batch) == 1 or not _same_types(batch):
+            for before, after in batch:
+                self._update_one(cur, tp, plan, before, after, txn)
+            return
+        cols = tuple(batch[0][1])
+        keys = plan.columns
+        args = [v for before, after in batch
+                for v in [*(before[k] for k in keys), *after.values()]]
+        query = cur.mogrify(tp.update_batch(plan, cols, len(batch)), args)
+        if not check_packet(query, self.conn.encoding, self.max_packet):
+            half = len(batch) // 2
+            self._update_batch(cur, tp, plan, batch[:half], txn)
+            self._update_batch(cur, tp, plan, batch[half:], txn)
+            return
+        cur.execute("SAVEPOINT applier_batch")
+        if self._exec(cur, query, None, txn) == len(batch):
+            return
+        cur.execute("ROLLBACK TO SAVEPOINT applier_batch")
+        for before, after in batch:
+            self._update_one(cur, tp, plan, before, after, txn)
+
+    def _deletes(self, cur, tp, group, txn) -> int:
+        convert = tp.mapping.convert_image
+        befores = [convert(c.before) for c in group]
+        plans = [tp.lookup(frozenset(b)) for b in befores]
+        for plan in plans:
+            self.lookups[plan.kind] += 1
+        if all(p is plans[0] for p in plans) and plans[0].unique:
+            for i in range(0, len(befores), BATCH_ROWS):
+                batch = befores[i:i + BATCH_ROWS]
+                args = sqlbuild.key_args(plans[0], batch)
+                if self._exec(cur, tp.delete_keys(plans[0], len(batch)), args,
+                              txn) != len(batch):
+                    self._missing_keys(cur, tp, plans[0], batch, txn)
+            return len(befores)
+        for plan, before in zip(plans, befores, strict=True):
+            args = sqlbuild.where_args(plan, before)
+            if self._exec(cur, tp.delete(plan), args, txn) == 0:
+                self._missing(tp.target, plan, before, txn, "Delete_rows")
+        return len(befores)
+
+    def _missing_keys(self, cur, tp, plan, batch, txn) -> None:
+        self._exec(cur, tp.select_keys(plan, len(batch)), sqlbuild.key_args(plan, batch), txn)
+        found = {tuple(r) for r in cur.fetchall()}
+        for image in batch:
+            if tuple(image[c] for c in plan.columns) not in found:
+                self._missing(tp.target, plan, image, txn, "Delete_rows")
+
+    def _missing(self, t, plan, image, txn, event: str) -> None:
+        msg = (f"Could not execute {event} event on table {t.qualified}; Can't find record "
+               f"in '{t.table}' (looked up by {plan.describe()}: {_show(image)}), "
+               f"Error_code: 1032; the event's source log {txn.end.log_file}, "
+               f"end_log_pos {txn.end.log_pos}")
+        if not self.opt.idempotent:
+            raise RowNotFound(msg)
+        log.warning("IDEMPOTENT: %s", msg)
+
+
+def _groups(changes):
+    """Consecutive row changes of one table and kind (at most BATCH_ROWS: a streamed
+    transaction is held a batch at a time), and statements on their own."""
+    group: list[RowChange] = []
+    for change in changes:
+        if isinstance(change, Statement):
+            if group:
+                yield group
+                group = []
+            yield change
+            continue
+        if group and (change.kind != group[0].kind or change.table is not group[0].table
+                      or len(group) >= BATCH_ROWS):
+            yield group
+            group = []
+        group.append(change)
+    if group:
+        yield group
+
+
+# key column types whose values, read from a derived table of literals, compare with the
+# column through its index: integers and binary strings (a character key's literal would
+# be in the connection's character set, which could make the join scan the table)
+_BATCH_KEY_GROUPS = (INTEGER, BINARY)
+
+
+def _batch_key(tp: TablePlan, plan: lookup.LookupPlan, before: dict, after: dict):
+    """The row's key if the update can go in a batch (a unique key of integer or binary
+    columns, left as it is by the update), else None."""
+    if not (plan.unique and tp.set_updates):
+        return None
+    key = []
+    for c in plan.columns:
+        if after.get(c, before[c]) != before[c] \
+                or tp.target.column(c).type.group not in _BATCH_KEY_GROUPS:
+            return None
+        key.append(before[c])
+    return tuple(key)
+
+
+def _same_types(batch: list[tuple[dict, dict]]) -> bool:
+    """Every after-image column holds values of one Python type (or None) across the
+    batch: a derived table's column takes one type for all its rows."""
+    first = batch[0][1]
+    for name in first:
+        kinds = {type(after[name]) for _, after in batch} - {type(None)}
+        if len(kinds) > 1:
+            return False
+    return True
+
+
+def _show(image: dict) -> str:
+    return ", ".join(f"{k}={v!r}" for k, v in list(image.items())[:8])
+

@@ -1,0 +1,273 @@
+"""Binlog events, one by one, grouped into whole Transactions.
+
+Transactions: MariaDB opens one with a GTID event (FL_STANDALONE = a lone statement, e.g.
+DDL), MySQL with GTID + BEGIN; both end with XID (transactional engines) or a COMMIT
+query. A transaction whose rows were all filtered out is still yielded (empty changes) so
+the applier can advance its position.
+
+Every event is dispatched by its type number (`applier.binlog.eventtypes`: the events used, the
+short list passed over as carrying no data, and why). Any other event stops replication
+with ReplicationStopped naming the event (name and number) and its position; nothing of
+the transaction it belongs to has been applied, so the applier resumes at that
+transaction once it can read it.
+
+Compressed events are decoded (`applier.binlog.payload`) into the events they contain, rebuilt as
+library objects (`applier.binlog.libevents.EventFactory`) and fed through `feed` like any other:
+
+  * a MySQL TRANSACTION_PAYLOAD holds a whole transaction but its GTID (BEGIN, table maps,
+    rows, XID); its inner events get the payload's end position as their log_pos, so the
+    transaction ends exactly where the payload event ends, as it would uncompressed;
+  * a MariaDB compressed QUERY / rows event becomes the QUERY / rows event it stands for,
+    at the same position.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from applier.binlog import eventtypes as et
+from applier.binlog import libquery, payload, rowimage
+from applier.binlog.events import Position, RowChange, Statement, Transaction
+from applier.binlog.gtidevent import GtidEventError, tagged_gtid
+from applier.binlog.libevents import EventFactory
+from applier.binlog.tablemap import build_table
+from applier.errors import ReplicationStopped, TransientError
+
+# a transaction with more row changes than this is streamed: handed to the applier while
+# it is still being read, so memory holds a batch, not the transaction (see `_stream`)
+STREAM_ROWS = 5000
+_FL_STANDALONE = 0x01  # MariaDB GTID event flag: a lone statement, no COMMIT follows
+_HINTS = {
+    et.INTVAR: "it belongs to statement-based DML: set binlog_format=ROW on the source",
+    et.RAND: "it belongs to statement-based DML: set binlog_format=ROW on the source",
+    et.USER_VAR: "it belongs to statement-based DML: set binlog_format=ROW on the source",
+    et.INCIDENT: "the source recorded an incident, its binlog may lack changes: compare "
+                 "source and target before going on",
+}
+
+
+class Assembler:
+    """Groups events into Transactions.
+
+    source: what the assembler reads and updates on the stream's behalf: ``log_file``
+    (kept current from ROTATE events), ``tables`` (table id -> (SourceTable, codecs)),
+    ``table_filter``, ``on_heartbeat`` and ``library_context()`` -> (the library's table
+    map, its control connection). handled: the event types used (`eventtypes.HANDLED`;
+    a test may remove one to see it refused)."""
+
+    def __init__(self, source, handled: frozenset[int] = et.HANDLED):
+        self.src = source
+        self.handled = handled
+        self.factory = EventFactory()
+        self.open = False
+        self.standalone = False
+        self.gtid: str | None = None
+        self.changes: list[RowChange | Statement] = []
+        self.last_pos = 0
+        self.container: str | None = None  # the compressed event being unpacked
+        self.streaming: Transaction | None = None  # the streamed transaction being read
+        self.stream_rows = STREAM_ROWS
+
+    def feed(self, ev) -> list[Transaction]:
+        """The transactions that `ev` completes (usually none, at most one)."""
+        t = ev.event_type
+        if self.container is None:
+            self.last_pos = ev.packet.log_pos or self.last_pos
+        if t not in self.handled:
+            if t in et.NO_DATA:
+                return []
+            raise self._not_understood(ev)
+        if t in et.HEARTBEATS:
+            on_heartbeat: Callable[[], None] | None = self.src.on_heartbeat
+            if on_heartbeat is not None:
+                on_heartbeat()
+        elif t == et.ROTATE:
+            self.src.log_file = ev.next_binlog
+            if ev.timestamp != 0:  # a real rotation: table ids may be reused
+                self.src.tables.clear()
+        elif t == et.FORMAT_DESCRIPTION:
+            self.factory.format_description(ev)
+        elif t == et.TABLE_MAP:
+            self.src.tables[ev.table_id] = build_table(ev)
+        elif t in et.TRANSACTION_START:
+            self._begin(ev)
+        elif t == et.QUERY:
+            return self._query(ev)
+        elif t == et.XID:
+            return [self._end(ev)]
+        elif t in et.ROWS:
+            self._rows(ev)
+            if self._should_stream():
+                return [self._stream(ev)]
+        elif t == et.XA_PREPARE:
+            raise ReplicationStopped(f"XA transactions are not supported ({self._at(ev)})",
+                                     1837)
+        elif t == et.TRANSACTION_PAYLOAD:
+            return self._payload(ev)
+        elif t in et.MARIADB_COMPRESSED:
+            return self._mariadb_compressed(ev)
+        else:
+            raise self._not_understood(ev)
+        return []
+
+    # -- transactions -------------------------------------------------------------------
+
+    def _begin(self, ev) -> None:
+        mariadb = ev.event_type == et.MARIADB_GTID
+        gtid = ev.gtid if ev.event_type in (et.GTID, et.MARIADB_GTID) else None
+        if ev.event_type == et.GTID_TAGGED:  # the library does not decode these
+            try:
+                gtid = tagged_gtid(self._body(ev))
+            except GtidEventError as exc:
+                raise ReplicationStopped(f"cannot decode the tagged GTID event "
+                                         f"{self._at(ev)}: {exc}") from exc
+        self.gtid, self.changes = gtid, []
+        self.standalone = mariadb and bool(ev.flags & _FL_STANDALONE)
+        self.open = mariadb and not self.standalone  # MySQL: BEGIN follows
+
+    def _query(self, ev) -> list[Transaction]:
+        sql = ev.query.strip()
+        word = sql.split(None, 1)[0].upper() if sql else ""
+        if word == "BEGIN":
+            self.open = True
+            return []
+        if word in ("COMMIT", "ROLLBACK") and self.open:
+            return [self._end(ev)]
+        schema = ev.schema.decode("utf-8", "replace") if isinstance(ev.schema, bytes) \
+            else ev.schema
+        self.changes.append(Statement(schema, sql, libquery.session_of(ev)))
+        if self.open:
+            return []
+        return [self._end(ev)]  # a lone statement (DDL) is its own transaction
+
+    def _rows(self, ev) -> None:
+        entry = self.src.tables.get(ev.table_id)
+        if entry is None:
+            raise ReplicationStopped(
+                f"rows event for table id {ev.table_id} without a table map at "
+                f"{self.src.log_file}:{self.last_pos} (did the stream start inside a "
+                "transaction?)")
+        table, codecs = entry
+        self.open = True
+        flt = self.src.table_filter
+        if flt is not None and not flt(table.schema, table.table):
+            return
+        try:
+            rb = rowimage.parse_rows_body(ev.event_type, self._body(ev))
+            rows = rowimage.decode_rows(rb, codecs)
+        except rowimage.RowImageError as exc:
+            raise ReplicationStopped(f"cannot decode a row of '{table.qualified}' at "
+                                     f"{self.src.log_file}:{self.last_pos}: {exc}") from exc
+        self.changes.extend(RowChange(rb.kind, table, before, after)
+                            for before, after in rows)
+
+    def _end(self, ev) -> Transaction:
+        end = Position(self.src.log_file, ev.packet.log_pos, self.gtid)
+        txn = self.streaming
+        if txn is not None:  # the streamed transaction is complete: its end is final
+            txn.end, txn.timestamp = end, ev.timestamp
+            self.streaming = None
+        else:
+            txn = Transaction(end, self.changes, timestamp=ev.timestamp)
+        self.open, self.standalone, self.gtid, self.changes = False, False, None, []
+        return txn
+
+    # -- streamed transactions -------------------------------------------------------
+
+    def _should_stream(self) -> bool:
+        """A large transaction, read from the stream itself (not inside a compressed
+        event, whose inner events are already in memory), not already streamed."""
+        return (self.streaming is None and self.container is None
+                and len(self.changes) > self.stream_rows
+                and getattr(self.src, "_next_event", None) is not None)
+
+    def _stream(self, ev) -> Transaction:
+        """The open transaction, handed over before its end: its changes are an iterator
+        that reads further events (through the source's `_next_event`) as the applier
+        consumes them. Until the end, `end` is where reading has got to (for messages)."""
+        txn = Transaction(Position(self.src.log_file, self.last_pos, self.gtid), [],
+                          timestamp=ev.timestamp, streamed=True)
+        txn.changes = self._rest(txn)
+        self.streaming = txn
+        return txn
+
+    def _rest(self, txn: Transaction):
+        while True:
+            buffered, self.changes = self.changes, []
+            yield from buffered
+            if self.streaming is not txn:  # _end reached: the transaction is complete
+                return
+            ev = self.src._next_event()
+            if ev is None:
+                raise TransientError(
+                    f"the binlog stream ended inside a transaction at {self.src.log_file}:"
+                    f"{self.last_pos}; resume from the last checkpoint")
+            self.feed(ev)
+            if self.streaming is txn:
+                txn.end = Position(self.src.log_file, self.last_pos, self.gtid)
+
+    # -- compressed events --------------------------------------------------------------
+
+    def _payload(self, ev) -> list[Transaction]:
+        where = f"{et.describe(ev.event_type)} {self._at(ev)}"
+        try:
+            inner = payload.transaction_events(self._body(ev))
+        except payload.PayloadError as exc:
+            raise ReplicationStopped(f"cannot decode the {where}: {exc}") from exc
+        end = ev.packet.log_pos  # where the transaction ends
+        return self._feed_inner(where, (payload.with_checksum(raw, end) for raw in inner))
+
+    def _mariadb_compressed(self, ev) -> list[Transaction]:
+        where = f"{et.describe(ev.event_type)} {self._at(ev)}"
+        query_post_header = self.factory.post_header_len(et.QUERY_COMPRESSED,
+                                                         payload.QUERY_POST_HEADER_LEN)
+        try:
+            plain = payload.mariadb_uncompressed(self._raw(ev), query_post_header)
+        except payload.PayloadError as exc:
+            raise ReplicationStopped(f"cannot decompress the {where}: {exc}") from exc
+        return self._feed_inner(where, [payload.with_checksum(plain)])
+
+    def _feed_inner(self, container: str, events: Iterable[bytes]) -> list[Transaction]:
+        if self.container is not None:
+            raise ReplicationStopped(f"a compressed event inside the {self.container}")
+        self.container = container
+        out: list[Transaction] = []
+        try:
+            for raw in events:
+                ev = self.factory.build(raw, *self.src.library_context())
+                if ev is None:
+                    kind = et.describe(payload.EventHeader.parse(raw).type_code)
+                    raise ReplicationStopped(f"cannot read the {kind} inside the {container}")
+                out.extend(self.feed(ev))
+        finally:
+            self.container = None
+        return out
+
+    # -- bytes and places ---------------------------------------------------------------
+
+    @staticmethod
+    def _raw(ev) -> bytes:
+        """The event's bytes from its common header on, without checksum."""
+        data = ev.packet.packet.get_all_data()
+        return data[1:1 + payload.HEADER_LEN + ev.event_size]
+
+    @staticmethod
+    def _body(ev) -> bytes:
+        """The event's bytes after the common header, without checksum."""
+        data = ev.packet.packet.get_all_data()
+        return data[1 + payload.HEADER_LEN:1 + payload.HEADER_LEN + ev.event_size]
+
+    def _at(self, ev) -> str:
+        """Where `ev` is: 'at FILE:POS' (its start), or inside which compressed event."""
+        if self.container is not None:
+            return f"inside the {self.container}"
+        end, size = ev.packet.log_pos, ev.packet.event_size
+        return f"at {self.src.log_file}:{end - size if end >= size else end}"
+
+    def _not_understood(self, ev) -> ReplicationStopped:
+        t = ev.event_type
+        hint = _HINTS.get(t)
+        return ReplicationStopped(
+            f"binlog event {et.describe(t)} {self._at(ev)} is not understood by the "
+            "applier: replication stops rather than skip it (nothing of its transaction "
+            "was applied)" + (f"; {hint}" if hint else ""))

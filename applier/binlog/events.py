@@ -1,0 +1,71 @@
+"""Value objects at the source boundary: nothing downstream sees the library's objects."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from applier.convert.types import SourceTable
+
+
+@dataclass(frozen=True, order=True)
+class Position:
+    """Where the source's binlog is: the position *after* a transaction."""
+
+    log_file: str
+    log_pos: int
+    gtid: str | None = None  # the transaction's own GTID (MariaDB d-s-n or MySQL uuid:n)
+
+    def __str__(self) -> str:
+        return f"{self.log_file}:{self.log_pos}"
+
+
+# A row image: source column index -> exact value, for the columns present in the image.
+RowImage = dict[int, Any]
+
+
+@dataclass(frozen=True)
+class RowChange:
+    """One row of a rows event. kind is 'insert', 'update' or 'delete'."""
+
+    kind: str
+    table: SourceTable
+    before: RowImage | None  # update, delete
+    after: RowImage | None  # insert, update
+
+
+@dataclass(frozen=True)
+class QuerySession:
+    """The source session a QUERY event ran in (its status variables): how to read and
+    re-execute its text. Collation ids as the source numbers them; sql_mode as its bits."""
+
+    flavor: str = "mysql"  # the source's: 'mysql' or 'mariadb' (sql_mode bit 32 differs)
+    sql_mode: int | None = None
+    charset_client: int | None = None  # collation id of character_set_client
+    collation_connection: int | None = None
+    collation_server: int | None = None
+
+
+@dataclass(frozen=True)
+class Statement:
+    """A QUERY event inside or outside a transaction (DDL or statement-based DML)."""
+
+    schema: str
+    sql: str  # decoded with the session's character_set_client
+    session: QuerySession | None = None
+
+
+@dataclass
+class Transaction:
+    """A whole source transaction with the position after it."""
+
+    end: Position
+    changes: list[RowChange | Statement] = field(default_factory=list)
+    timestamp: int = 0  # source commit time (unix seconds) for lag
+    # a large transaction read while it is applied: `changes` is an iterator (one pass)
+    # that reads the binlog on; `end` and `timestamp` are final once it is exhausted
+    streamed: bool = False
+
+    @property
+    def row_count(self) -> int:
+        return sum(1 for c in self.changes if isinstance(c, RowChange))

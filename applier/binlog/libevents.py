@@ -1,0 +1,105 @@
+"""The library's event objects, for every event and from raw bytes.
+
+mysql-replication (1.0.17) hides events in three ways; the applier turns each off so that
+every event reaches `applier.binlog.assembler` (which uses it, passes it over as carrying no
+data, or stops):
+
+  * `only_events` / its default filter: `ALL_EVENTS` lists every class the library can
+    build, NotImplementedEvent included (with ``filter_non_implemented_events=False``);
+  * a rows event whose table id has no table map is dropped inside the library
+    (``_processed = False``): the rows classes are replaced by subclasses that keep it, so
+    the applier refuses it instead of losing it;
+  * events the library does not know (TRANSACTION_PAYLOAD, MariaDB's compressed events)
+    come as NotImplementedEvent with their raw bytes; their contents are decoded by
+    `applier.binlog.payload` and turned back into library objects here (`EventFactory`), so they
+    follow exactly the path of the same events uncompressed.
+
+Events the applier does not use (`eventtypes.HANDLED`) are not parsed by the library at
+all: they come as NotImplementedEvent (type number and raw bytes), so a parser error in an
+event the applier passes over or refuses cannot fail inside the library.
+
+`install()` patches the library's private event-type map (as `applier.binlog.libquery` does).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pymysql.protocol import MysqlPacket
+from pymysqlreplication import packet, row_event
+from pymysqlreplication.event import NotImplementedEvent
+
+from applier.binlog import libquery
+from applier.binlog.eventtypes import HANDLED
+
+
+class _KeepUnmapped:
+    """Keep a rows event the library would drop for want of a table map."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if not self._processed and self.table_id not in self.table_map:
+            self._processed = True
+            self.unmapped = True  # the assembler finds no table for it and stops
+
+
+class WriteRowsEvent(_KeepUnmapped, row_event.WriteRowsEvent):
+    pass
+
+
+class UpdateRowsEvent(_KeepUnmapped, row_event.UpdateRowsEvent):
+    pass
+
+
+class DeleteRowsEvent(_KeepUnmapped, row_event.DeleteRowsEvent):
+    pass
+
+
+_KEEP = {row_event.WriteRowsEvent: WriteRowsEvent, row_event.UpdateRowsEvent: UpdateRowsEvent,
+         row_event.DeleteRowsEvent: DeleteRowsEvent}
+
+
+def install() -> frozenset[type]:
+    """Patch the library's event map (QUERY events tolerant of unknown status variables,
+    rows events kept without a table map, unused events not parsed); returns every class
+    it may build."""
+    libquery.install()
+    event_map = packet.BinLogPacketWrapper._BinLogPacketWrapper__event_map
+    for code, cls in list(event_map.items()):
+        event_map[code] = _KEEP.get(cls, cls) if code in HANDLED else NotImplementedEvent
+    return frozenset(set(event_map.values()) | {NotImplementedEvent})
+
+
+ALL_EVENTS = install()
+
+
+class EventFactory:
+    """Library event objects from raw event bytes (with a CRC32 footer, as
+    `applier.binlog.payload.with_checksum` makes them), parsed exactly as the library parses
+    events from the stream: the same table map, the same control connection (the library
+    asks it for the server kind, and for column names when a table map has none), the
+    post-header lengths of the current FORMAT_DESCRIPTION event."""
+
+    def __init__(self, mysql_version: tuple = (0, 0, 0)):
+        self.mysql_version = mysql_version
+        self.post_header_lengths: tuple[int, ...] | None = None
+
+    def format_description(self, ev) -> None:
+        """Keep what a FORMAT_DESCRIPTION event says for the events after it."""
+        self.mysql_version = ev.mysql_version
+        self.post_header_lengths = ev.post_header_len
+
+    def post_header_len(self, event_type: int, default: int) -> int:
+        lengths = self.post_header_lengths or ()
+        return lengths[event_type - 1] if 0 < event_type <= len(lengths) else default
+
+    def build(self, event: bytes, table_map: dict, ctl: Any):
+        """The library's object for `event`, or None when the library drops it."""
+        wrapper = packet.BinLogPacketWrapper(
+            MysqlPacket(b"\x00" + event, "utf8"), table_map, ctl, self.mysql_version,
+            True,  # use_checksum: the footer is there
+            ALL_EVENTS, None, None, None, None,  # only/ignored tables and schemas
+            False, False, False,  # freeze_schema, ignore_decode_errors, verify_checksum
+            True,  # optional_meta_data: names etc. from the table map when it has them
+            False, False, self.post_header_lengths)
+        return wrapper.event

@@ -1,0 +1,346 @@
+"""The source's row-based binlog as whole transactions. The replication protocol side.
+
+`BinlogSource` registers as a replica with `BinLogStreamReader`, which runs the protocol and
+parses table maps (with their optional metadata). Row images are NOT decoded by the
+library: the raw body of every rows event is handed to `applier.binlog.rowimage`, because the
+library's decoding is lossy (LIBRARY LIMITS, measured on MariaDB 10.11 with
+mysql-replication 1.0.17, asserted in tests/integration/test_exact_values.py):
+
+  * zero and partial DATE/DATETIME ('0000-00-00', '2024-00-15') come back as None;
+  * an empty SET comes back as None, indistinguishable from NULL;
+  * ENUM comes back as its member string (None without member names), never its index;
+  * BIT comes back as a '0101' text string;
+  * YEAR 0 comes back as 1900;
+  * BINARY(N) loses its trailing 0x00 bytes (the binlog strips them; nothing re-pads),
+    and an empty VARBINARY/BLOB or all-zero BINARY comes back as '' (str, not bytes);
+  * TIMESTAMP 0 becomes 1970-01-01 00:00:00; TIME/DATETIME become datetime objects;
+  * strings are decoded with Python's codec for the charset: MySQL latin1 bytes 0x81 0x8D
+    0x8F 0x90 0x9D raise UnicodeDecodeError (cp1252), or vanish with ignore_decode_errors;
+  * on a lost stream connection it silently reconnects from the last event it read,
+    in the middle of a transaction: we forbid that and raise TransientError instead, so
+    the applier resumes from its last committed checkpoint.
+
+The library hides nothing from us (`applier.binlog.libevents`): every event reaches
+`applier.binlog.assembler`, which groups events into transactions, decodes compressed ones, and
+stops on any event it does not understand. A stream that ends is an outage: in blocking
+mode the end of the stream (the source shut down) raises TransientError, so the daemon
+reconnects and resumes from its last committed checkpoint.
+
+Modules: `applier.binlog.tablemap` (table map -> model), `applier.binlog.assembler` (transactions),
+`applier.binlog.libevents` (library objects for every event), `applier.binlog.payload` (compressed
+events, pure bytes), `applier.binlog.eventtypes` (names and lists of event types).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import pymysql
+from pymysqlreplication import BinLogStreamReader
+
+from applier.binlog import eventtypes, libevents, rowimage
+from applier.binlog.assembler import Assembler
+from applier.binlog.connfail import connect_failure
+from applier.binlog.events import Position, Transaction
+from applier.config import Config, ServerConfig
+from applier.convert import types
+from applier.errors import ConnectError, ConnectRefused, ReplicationStopped, TransientError
+from applier.server_codes import BINLOG_READ_ERROR, CONNECT
+
+log = logging.getLogger(__name__)
+
+TableFilter = Callable[[str, str], bool]
+
+_MARIADB_GTID = re.compile(r"^\s*\d+-\d+-\d+(\s*,\s*\d+-\d+-\d+)*\s*$")
+_MYSQL_GTID = re.compile(r"^\s*[0-9a-fA-F]{8}-[0-9a-fA-F-]{27}:[\w:-]+(\s*,.*)?$", re.S)
+_FILE_POS = re.compile(r"^(?P<file>[^:\s]+):(?P<pos>\d+)$")
+
+
+@dataclass(frozen=True)
+class SourceSettings:
+    """The source's binlog settings for a preflight check."""
+
+    version: str
+    flavor: str  # 'mariadb' or 'mysql'
+    log_bin: bool
+    binlog_format: str
+    binlog_row_image: str
+    binlog_row_metadata: str  # 'MINIMAL', 'FULL' or '' when the server has no such variable
+
+
+# -- plain queries ----------------------------------------------------------------------
+
+
+def _connect(cfg: ServerConfig) -> pymysql.Connection:
+    try:
+        return pymysql.connect(**cfg.pymysql_kwargs(), connect_timeout=10, autocommit=True)
+    except pymysql.MySQLError as exc:
+        raise connect_failure(exc, cfg, "source") from None
+
+
+def _binary_log_status(cur) -> tuple:
+    try:
+        cur.execute("SHOW BINARY LOG STATUS")  # MySQL 8.4 (removed SHOW MASTER STATUS)
+    except pymysql.err.ProgrammingError:
+        cur.execute("SHOW MASTER STATUS")
+    row = cur.fetchone()
+    if row is None:
+        raise ReplicationStopped("the source has no binary log (log_bin is OFF)")
+    return row
+
+
+def source_status(cfg: ServerConfig) -> Position:
+    """The source's current binlog position; gtid is its GTID state (MariaDB
+    gtid_binlog_pos, MySQL Executed_Gtid_Set) or None when empty."""
+    conn = _connect(cfg)
+    try:
+        with conn.cursor() as cur:
+            row = _binary_log_status(cur)
+            gtid = row[4].replace("\n", "") if len(row) > 4 and row[4] else None
+            if "mariadb" in conn.get_server_info().lower():  # the state at that very point
+                cur.execute("SELECT BINLOG_GTID_POS(%s, %s)", (row[0], int(row[1])))
+                gtid = cur.fetchone()[0]
+            return Position(row[0], int(row[1]), gtid or None)
+    finally:
+        conn.close()
+
+
+def read_settings(cfg: ServerConfig) -> SourceSettings:
+    conn = _connect(cfg)
+    try:
+        with conn.cursor() as cur:
+            cur.execute("SHOW GLOBAL VARIABLES WHERE Variable_name IN ('log_bin', "
+                        "'binlog_format', 'binlog_row_image', 'binlog_row_metadata', "
+                        "'version')")
+            var = {k.lower(): v for k, v in cur.fetchall()}
+    finally:
+        conn.close()
+    version = var.get("version", "")
+    return SourceSettings(
+        version=version, flavor="mariadb" if "mariadb" in version.lower() else "mysql",
+        log_bin=var.get("log_bin", "OFF").upper() in ("ON", "1"),
+        binlog_format=var.get("binlog_format", "").upper(),
+        binlog_row_image=var.get("binlog_row_image", "").upper(),
+        binlog_row_metadata=var.get("binlog_row_metadata", "").upper())
+
+
+@dataclass(frozen=True)
+class StartPoint:
+    log_file: str | None = None
+    log_pos: int | None = None
+    gtid_set: str | None = None  # executed set: stream what comes after it
+    mariadb: bool = False
+    executed: str | None = None  # the source's executed GTID set at this point, if known
+
+
+def _gtid_state_at(cfg: ServerConfig, log_file: str, log_pos: int,
+                   beginning: bool = False) -> str | None:
+    """The executed GTID set at file:pos: MariaDB BINLOG_GTID_POS; MySQL only for the
+    beginning (gtid_purged: what precedes the first binlog), else unknown (None)."""
+    conn = _connect(cfg)
+    try:
+        with conn.cursor() as cur:
+            if "mariadb" in conn.get_server_info().lower():
+                cur.execute("SELECT BINLOG_GTID_POS(%s, %s)", (log_file, log_pos))
+                row = cur.fetchone()
+                return None if row is None or row[0] is None else row[0]
+            if not beginning:
+                return None
+            cur.execute("SELECT @@GLOBAL.gtid_purged")
+            return (cur.fetchone()[0] or "").replace("\n", "")
+    finally:
+        conn.close()
+
+
+def resolve_start(cfg: ServerConfig, start: Position | str) -> StartPoint:
+    """A Position (resume), or 'current', 'beginning', 'FILE:POS' or a GTID set."""
+    if isinstance(start, Position):
+        return StartPoint(start.log_file, start.log_pos)
+    text = start.strip()
+    if text.lower() == "current":
+        pos = source_status(cfg)
+        return StartPoint(pos.log_file, pos.log_pos, executed=pos.gtid or "")
+    if text.lower() == "beginning":
+        conn = _connect(cfg)
+        try:
+            with conn.cursor() as cur:
+                cur.execute("SHOW BINARY LOGS")
+                rows = cur.fetchall()
+        finally:
+            conn.close()
+        if not rows:
+            raise ReplicationStopped("the source has no binary logs (log_bin is OFF)")
+        return StartPoint(rows[0][0], 4, executed=_gtid_state_at(cfg, rows[0][0], 4, True))
+    if _MARIADB_GTID.match(text):
+        return StartPoint(gtid_set=text.replace(" ", ""), mariadb=True, executed=text)
+    if _MYSQL_GTID.match(text):
+        return StartPoint(gtid_set=text, executed=text)
+    m = _FILE_POS.match(text)
+    if m:
+        return StartPoint(m["file"], int(m["pos"]),
+                          executed=_gtid_state_at(cfg, m["file"], int(m["pos"])))
+    raise ValueError(f"start {start!r} is not 'current', 'beginning', FILE:POS or a GTID set")
+
+
+# -- the stream -------------------------------------------------------------------------
+
+
+class BinlogSource:
+    """Whole transactions from the source binlog, starting after `start`.
+
+    blocking=False stops at the end of what the source has now (``--until-caught-up``).
+    table_filter(schema, table) -> bool drops rows of other tables (DDL statements are
+    always passed on: the applier decides). handled: the event types the assembler uses
+    (tests remove one to see it refused)."""
+
+    def __init__(self, cfg: ServerConfig, server_id: int, start: Position | str = "current",
+                 *, blocking: bool = True, table_filter: TableFilter | None = None,
+                 heartbeat: float | None = None,
+                 on_heartbeat: Callable[[], None] | None = None,
+                 handled: frozenset[int] = eventtypes.HANDLED):
+        self.cfg = cfg
+        self.server_id = server_id
+        self.start = start
+        self.blocking = blocking
+        self.table_filter = table_filter
+        self.heartbeat = heartbeat  # seconds: the source sends a heartbeat when idle
+        self.on_heartbeat = on_heartbeat  # called on each one (the daemon's watchdog ping)
+        self.log_file: str | None = None  # the file being read (after rotations)
+        self.handled = handled
+        self.tables: dict[int, tuple[types.SourceTable, list[rowimage.ColumnCodec]]] = {}
+        self._stream: BinLogStreamReader | None = None
+        self._stream_connections = 0
+        self._received = False  # any event read: later failures are transient
+
+    @classmethod
+    def from_config(cls, config: Config, checkpoint: Position | None = None, *,
+                    blocking: bool = True,
+                    table_filter: TableFilter | None = None) -> BinlogSource:
+        return cls(config.source, config.replication.server_id,
+                   checkpoint if checkpoint is not None else config.replication.start,
+                   blocking=blocking, table_filter=table_filter)
+
+    def __enter__(self) -> BinlogSource:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._stream is not None:
+            try:
+                self._stream.close()
+            except Exception:  # noqa: BLE001 - closing a broken connection
+                log.debug("closing the binlog stream failed", exc_info=True)
+            self._stream = None
+
+    def __iter__(self) -> Iterator[Transaction]:
+        self._open()
+        assembler = Assembler(self, self.handled)
+        while True:
+            event = self._next_event()
+            if event is None:
+                self._ended(assembler)
+                return
+            yield from assembler.feed(event)
+
+    def _ended(self, assembler: Assembler) -> None:
+        """The source ended the stream: caught up (non-blocking), else an outage."""
+        where = f"{self.log_file}:{assembler.last_pos}"
+        if self.blocking:
+            raise TransientError(f"the source ended the binlog stream at {where} (shutting "
+                                 "down or restarting?); resume from the last checkpoint")
+        if assembler.open:
+            log.warning("stream ended inside a transaction at %s; not applied", where)
+
+    @property
+    def received(self) -> bool:
+        """The stream has delivered events (replication ran in this session)."""
+        return self._received
+
+    def library_context(self) -> tuple[dict, object]:
+        """The library's table map and control connection, to build events from bytes."""
+        return self._stream.table_map, self._stream._ctl_connection
+
+    # -- internals ----------------------------------------------------------------------
+
+    def _open(self) -> None:
+        sp = resolve_start(self.cfg, self.start)
+        self.log_file = sp.log_file
+        kwargs = dict(self.cfg.pymysql_kwargs(), connect_timeout=10)
+        if self.heartbeat and self.blocking:  # no heartbeat for that long: connection lost
+            kwargs["read_timeout"] = max(60, int(self.heartbeat * 4))
+        self._stream = BinLogStreamReader(
+            connection_settings=kwargs, server_id=self.server_id, blocking=self.blocking,
+            resume_stream=True, log_file=sp.log_file, log_pos=sp.log_pos,
+            auto_position=sp.gtid_set, is_mariadb=sp.mariadb,
+            only_events=libevents.ALL_EVENTS, filter_non_implemented_events=False,
+            freeze_schema=False, enable_logging=False, slave_heartbeat=self.heartbeat,
+            pymysql_wrapper=self._connect_once)
+        log.info("reading the source binlog from %s (server_id %d, %s)",
+                 sp.gtid_set or f"{sp.log_file}:{sp.log_pos}", self.server_id,
+                 "blocking" if self.blocking else "until caught up")
+
+    def _connect_once(self, **kwargs):
+        """Connections for the library; a second stream connection means it is trying to
+        reconnect mid-stream, which would resume inside a transaction: refuse."""
+        if kwargs.get("db") != "information_schema":
+            self._stream_connections += 1
+            if self._stream_connections > 1:
+                raise TransientError("lost the source binlog connection at "
+                                     f"{self.log_file}; resume from the last checkpoint")
+        return pymysql.connect(**kwargs)
+
+    def _next_event(self):
+        try:
+            event = self._stream.fetchone()
+            self._received = True
+            return event
+        except (TransientError, ReplicationStopped):
+            raise
+        except pymysql.err.OperationalError as exc:
+            code = exc.args[0] if exc.args else 0
+            if code == BINLOG_READ_ERROR:
+                raise ReplicationStopped(f"source binlog error: {exc.args[1]}", 1236) from exc
+            if code in CONNECT and not self._received:
+                failure = connect_failure(exc, self.cfg, "source")
+                if isinstance(failure, ConnectRefused):
+                    raise failure from None
+                raise ConnectError(f"cannot read the source binlog from {self.cfg.host}:"
+                                   f"{self.cfg.port}: {exc}") from exc
+            raise TransientError(f"source binlog connection failed: {exc}") from exc
+        except (pymysql.err.InterfaceError, pymysql.err.InternalError, OSError) as exc:
+            raise TransientError(f"source binlog connection failed: {exc}") from exc
+
+    def table(self, table_id: int):
+        return self.tables.get(table_id)
+
+
+def library_rows(cfg: ServerConfig, server_id: int, start: Position, schema: str,
+                 table: str, *, ignore_decode_errors: bool = False) -> list[dict]:
+    """The library's OWN decoding of the rows of one table from `start` to the end of the
+    binlog: [{'kind': ..., 'values': {column name: value}}] (after image for updates).
+
+    For tests and diagnosis only: it shows what `rowimage` corrects (module docstring)."""
+    stream = BinLogStreamReader(
+        connection_settings=dict(cfg.pymysql_kwargs()), server_id=server_id,
+        blocking=False, resume_stream=True, log_file=start.log_file, log_pos=start.log_pos,
+        only_events=[libevents.WriteRowsEvent, libevents.UpdateRowsEvent,
+                     libevents.DeleteRowsEvent],
+        only_schemas=[schema], only_tables=[table], enable_logging=False,
+        ignore_decode_errors=ignore_decode_errors)
+    out = []
+    try:
+        for ev in stream:
+            if getattr(ev, "unmapped", False):  # another table (only_tables): no table map
+                continue
+            kind = rowimage.EVENT_KINDS[ev.event_type]
+            for row in ev.rows:
+                out.append({"kind": kind,
+                            "values": row.get("values", row.get("after_values"))})
+    finally:
+        stream.close()
+    return out

@@ -1,0 +1,131 @@
+"""TableMapping: source columns <-> target columns, converters, extra and missing columns.
+
+Pure. Built once per table map (cached by the applier) and rebuilt when the table map or the
+target table changes. A refused conversion raises before any row of the table is touched.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from applier.convert.converters import identity
+from applier.convert.decide import Converter, Decision, Mode, classify, converter, resolve_source
+from applier.convert.types import Column, SourceTable, TargetTable
+from applier.errors import ConfigError, ConversionRefused
+
+
+@dataclass(frozen=True)
+class ColumnPair:
+    source: Column
+    target: Column
+    decision: Decision
+    convert: Converter = field(compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class TableMapping:
+    source: SourceTable
+    target: TargetTable
+    pairs: tuple[ColumnPair, ...]  # in source column order
+    extra_target: tuple[Column, ...]  # target-only columns: they get their defaults
+    missing_on_target: tuple[Column, ...]  # source-only columns: dropped
+    by_index: dict[int, ColumnPair] = field(compare=False, repr=False)
+    # source columns whose target column is generated: never written (the target server
+    # computes it), as MySQL's replica does
+    generated_on_target: tuple[Column, ...] = ()
+
+    @property
+    def refused(self) -> tuple[ColumnPair, ...]:
+        return tuple(p for p in self.pairs if p.decision is Decision.REFUSED)
+
+    def convert_image(self, image: dict[int, Any]) -> dict[str, Any]:
+        """Source row image {source index: value} -> {target column name: converted value},
+        only for mapped columns present in the image, in source order. A column of
+        identical types is copied without a call (its converter is the identity)."""
+        out: dict[str, Any] = {}
+        plan = self._fast
+        for index, value in image.items():
+            entry = plan.get(index)
+            if entry is not None:
+                name, convert = entry
+                out[name] = value if convert is None else convert(value)
+        return out
+
+    @functools.cached_property
+    def _fast(self) -> dict[int, tuple[str, Converter | None]]:
+        return {i: (p.target.name, None if p.convert is identity else p.convert)
+                for i, p in self.by_index.items()}
+
+
+def _pair_columns(source: SourceTable, target: TargetTable, by: str):
+    """Yield (source column, target column or None); return target columns left unpaired."""
+    if by == "name":
+        if not source.has_names:
+            raise ConfigError(
+                f"table '{source.qualified}': the table map carries no column names, so "
+                "columns cannot be mapped by name — set binlog_row_metadata=FULL on the "
+                "source, or column_mapping = \"position\" in [replication]")
+        pairs = [(c, target.column(c.name)) for c in source.columns]
+    elif by == "position":
+        tcols = target.columns
+        pairs = [(c, tcols[c.index] if c.index < len(tcols) else None) for c in source.columns]
+    else:
+        raise ConfigError(f"column_mapping: expected 'name' or 'position', got {by!r}")
+    used = {id(t) for _, t in pairs if t is not None}
+    extra = tuple(t for t in target.columns if id(t) not in used)
+    return pairs, extra
+
+
+def build_mapping(source: SourceTable, target: TargetTable, mode: Mode, *,
+                  by: str = "name", strict: bool = True) -> TableMapping:
+    """Map columns and decide each conversion by type (WL#5151).
+
+    strict: raise ConversionRefused for the first refused column (the applier); with
+    strict=False refused columns are kept with Decision.REFUSED (the `check` report)."""
+    pairs, extra = _pair_columns(source, target, by)
+    mapped: list[ColumnPair] = []
+    missing: list[Column] = []
+    generated: list[Column] = []
+    for scol, tcol in pairs:
+        if tcol is None:
+            missing.append(scol)
+            continue
+        if is_generated(tcol):
+            generated.append(scol)
+            continue
+        stype = resolve_source(scol.type, mode)
+        decision = classify(scol.type, tcol.type, mode)
+        if decision is Decision.REFUSED:
+            if strict:
+                raise ConversionRefused(source.qualified, scol.index, scol.name,
+                                        stype.sql(), tcol.type.sql())
+            fn: Converter = _refused
+        else:
+            fn = converter(scol.type, tcol.type, mode)
+        mapped.append(ColumnPair(scol, tcol, decision, fn))
+    return TableMapping(source, target, tuple(mapped), extra, tuple(missing),
+                        {p.source.index: p for p in mapped}, tuple(generated))
+
+
+def is_generated(col: Column) -> bool:
+    """A generated (virtual/stored/persistent) column; not MySQL's DEFAULT_GENERATED
+    (a column with an expression default, which takes values)."""
+    extra = col.extra.lower()
+    return any(f"{kind} generated" in extra for kind in ("virtual", "stored", "persistent"))
+
+
+def needs_value(col: Column) -> bool:
+    """A target-only column an INSERT must name: NOT NULL, no default, not computed."""
+    return not col.has_default and not col.nullable and not is_generated(col)
+
+
+def _refused(value: Any) -> Any:  # pragma: no cover - never called by the applier
+    raise AssertionError("a refused conversion has no converter")
+
+
+def target_names(mapping: TableMapping, indexes: Iterable[int]) -> set[str]:
+    """Target column names covered by the given source column indexes."""
+    return {mapping.by_index[i].target.name for i in indexes if i in mapping.by_index}

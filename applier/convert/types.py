@@ -1,0 +1,477 @@
+"""One SqlType model for both sides: the source table map and the target's information_schema.
+
+Pure: never opens a connection. INTERFACE (shared contract): other modules rely on the
+names and fields below; implement the functions, keep the signatures.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from applier.convert import charsets
+
+# Groups (WL#5151): conversions are only ever allowed inside one group.
+INTEGER = "integer"  # tinyint smallint mediumint int bigint
+DECIMAL = "decimal"  # decimal float double
+STRING = "string"  # char varchar tinytext text mediumtext longtext (non-binary charset)
+BINARY = "binary"  # binary varbinary tinyblob blob mediumblob longblob (charset binary)
+BIT = "bit"
+ENUMSET = "enumset"  # enum set
+TEMPORAL = "temporal"  # date time datetime timestamp year
+OTHER = "other"  # json geometry (and anything unknown)
+
+# Integer types: name -> storage bytes (WL#5151 range table: signed -2^(8n-1)..2^(8n-1)-1,
+# unsigned 0..2^(8n)-1).
+INT_BYTES: dict[str, int] = {"tinyint": 1, "smallint": 2, "mediumint": 3, "int": 4,
+                             "bigint": 8}
+# TEXT/BLOB types: name -> maximum bytes (WL#5151's N).
+TEXT_BYTES: dict[str, int] = {"tinytext": 255, "text": 65535, "mediumtext": 16777215,
+                              "longtext": 4294967295}
+BLOB_BYTES: dict[str, int] = {"tinyblob": 255, "blob": 65535, "mediumblob": 16777215,
+                              "longblob": 4294967295}
+# The same family seen with the binary charset and with a character charset.
+TO_BINARY: dict[str, str] = {"char": "binary", "varchar": "varbinary", "tinytext": "tinyblob",
+                             "text": "blob", "mediumtext": "mediumblob",
+                             "longtext": "longblob"}
+TO_STRING: dict[str, str] = {v: k for k, v in TO_BINARY.items()}
+
+_GROUPS: dict[str, str] = {
+    **dict.fromkeys(INT_BYTES, INTEGER),
+    **dict.fromkeys(("decimal", "float", "double"), DECIMAL),
+    **dict.fromkeys(("char", "varchar", *TEXT_BYTES), STRING),
+    **dict.fromkeys(("binary", "varbinary", *BLOB_BYTES), BINARY),
+    "bit": BIT, "enum": ENUMSET, "set": ENUMSET,
+    **dict.fromkeys(("date", "time", "datetime", "timestamp", "year"), TEMPORAL),
+}
+
+
+def int_range(name: str, unsigned: bool) -> tuple[int, int]:
+    """(min, max) of an integer type."""
+    bits = 8 * INT_BYTES[name]
+    if unsigned:
+        return 0, (1 << bits) - 1
+    return -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+
+
+@dataclass(frozen=True)
+class SqlType:
+    """A column type, the same shape whichever side it was read from.
+
+    name: MySQL's lower-case base type name: 'tinyint', 'smallint', 'mediumint', 'int',
+      'bigint', 'decimal', 'float', 'double', 'char', 'varchar', 'tinytext', 'text',
+      'mediumtext', 'longtext', 'binary', 'varbinary', 'tinyblob', 'blob', 'mediumblob',
+      'longblob', 'bit', 'enum', 'set', 'date', 'time', 'datetime', 'timestamp', 'year',
+      'json', 'geometry'.
+    unsigned: integer/decimal signedness; None when the table map carried no signedness.
+    length: CHAR/VARCHAR: characters; BINARY/VARBINARY: bytes; TEXT/BLOB: max bytes
+      (255, 65535, 16777215, 4294967295); BIT: bits (1..64). None where meaningless.
+      None for a source CHAR/VARCHAR whose charset is unknown (see max_bytes).
+    precision, scale: DECIMAL(M,D).
+    fsp: fractional seconds precision of time/datetime/timestamp.
+    charset: MySQL character set name ('latin1', 'utf8mb3', 'utf8mb4', 'binary', ...) for
+      string/binary/enum/set columns; None when unknown (table map without charset).
+    collation: collation name when known.
+    members: ENUM/SET member strings when known (table map FULL metadata / COLUMN_TYPE).
+    max_bytes: CHAR/VARCHAR/BINARY/VARBINARY capacity in bytes (the table map's length,
+      information_schema CHARACTER_OCTET_LENGTH); TEXT/BLOB: same as length.
+    pack_length: ENUM/SET storage bytes (ENUM 1-2, SET 1-4 or 8).
+    """
+
+    name: str
+    unsigned: bool | None = None
+    length: int | None = None
+    precision: int | None = None
+    scale: int | None = None
+    fsp: int | None = None
+    charset: str | None = None
+    collation: str | None = None
+    members: tuple[str, ...] | None = None
+    max_bytes: int | None = None
+    pack_length: int | None = None
+
+    @property
+    def group(self) -> str:
+        return _GROUPS.get(self.name, OTHER)
+
+    def sql(self) -> str:
+        """The type in MySQL's words for messages, e.g. 'int', 'tinyint unsigned',
+        'decimal(10,2)', 'char(10)', 'varchar(64)', 'bit(5)'.
+
+        A CHAR/VARCHAR of unknown charset shows its byte length (call adopt_charset
+        first to show characters)."""
+        sign = " unsigned" if self.unsigned else ""
+        name = self.name
+        if name in INT_BYTES or name in ("float", "double"):
+            return name + sign
+        if name == "decimal":
+            return f"decimal({self.precision},{self.scale}){sign}"
+        if name in ("char", "varchar", "binary", "varbinary"):
+            n = self.length if self.length is not None else self.max_bytes
+            return f"{name}({n})"
+        if name == "bit":
+            return f"bit({self.length})"
+        if name in ("time", "datetime", "timestamp") and self.fsp:
+            return f"{name}({self.fsp})"
+        return name
+
+    @property
+    def identity(self) -> tuple[Any, ...]:
+        """What makes two types the same type (collation and byte bookkeeping excluded:
+        a different collation of the same charset has the same value space)."""
+        return (self.name, self.unsigned, self.length, self.precision, self.scale,
+                self.fsp, self.charset, self.members, self.pack_length)
+
+
+@dataclass(frozen=True)
+class Column:
+    """A column on either side. index is 0-based (as MySQL counts in its messages)."""
+
+    index: int
+    name: str | None  # None when the table map carries no names
+    type: SqlType
+    nullable: bool = True
+    default: Any = None  # target only: COLUMN_DEFAULT as information_schema gives it
+    has_default: bool = True  # target only: False when NOT NULL with no default
+    extra: str = ""  # target only: 'auto_increment', 'on update current_timestamp', ...
+
+
+@dataclass(frozen=True)
+class SourceTable:
+    """A table as the source's table map describes it."""
+
+    schema: str
+    table: str
+    table_id: int
+    columns: tuple[Column, ...]
+    primary_key: tuple[int, ...] = ()  # source column indexes (WL#4618 optional metadata)
+
+    @property
+    def qualified(self) -> str:
+        return f"{self.schema}.{self.table}"
+
+    @property
+    def has_names(self) -> bool:
+        return all(c.name is not None for c in self.columns)
+
+
+@dataclass(frozen=True)
+class Index:
+    name: str  # 'PRIMARY' for the primary key
+    columns: tuple[str, ...]  # in key order
+    unique: bool
+
+
+@dataclass(frozen=True)
+class TargetTable:
+    """A table as the target's information_schema describes it."""
+
+    schema: str
+    table: str
+    columns: tuple[Column, ...]
+    indexes: tuple[Index, ...] = field(default_factory=tuple)
+
+    @property
+    def qualified(self) -> str:
+        return f"{self.schema}.{self.table}"
+
+    def column(self, name: str) -> Column | None:
+        lname = name.lower()
+        for c in self.columns:
+            if c.name is not None and c.name.lower() == lname:
+                return c
+        return None
+
+
+# MYSQL_TYPE_* codes (binlog column types).
+T_DECIMAL, T_TINY, T_SHORT, T_LONG, T_FLOAT, T_DOUBLE, T_NULL = 0, 1, 2, 3, 4, 5, 6
+T_TIMESTAMP, T_LONGLONG, T_INT24, T_DATE, T_TIME, T_DATETIME, T_YEAR = 7, 8, 9, 10, 11, 12, 13
+T_NEWDATE, T_VARCHAR, T_BIT, T_TIMESTAMP2, T_DATETIME2, T_TIME2 = 14, 15, 16, 17, 18, 19
+T_JSON, T_NEWDECIMAL, T_ENUM, T_SET = 245, 246, 247, 248
+T_TINY_BLOB, T_MEDIUM_BLOB, T_LONG_BLOB, T_BLOB = 249, 250, 251, 252
+T_VAR_STRING, T_STRING, T_GEOMETRY = 253, 254, 255
+
+_INT_CODES = {T_TINY: "tinyint", T_SHORT: "smallint", T_INT24: "mediumint",
+              T_LONG: "int", T_LONGLONG: "bigint"}
+_TEMPORAL_CODES = {T_DATE: "date", T_NEWDATE: "date", T_YEAR: "year", T_TIME: "time",
+                   T_DATETIME: "datetime", T_TIMESTAMP: "timestamp", T_TIME2: "time",
+                   T_DATETIME2: "datetime", T_TIMESTAMP2: "timestamp"}
+_FSP_CODES = {T_TIME2, T_DATETIME2, T_TIMESTAMP2}
+_BLOB_BY_SIZE = {1: "tinytext", 2: "text", 3: "mediumtext", 4: "longtext"}
+_BLOB_CODE_SIZE = {T_TINY_BLOB: 1, T_BLOB: 2, T_MEDIUM_BLOB: 3, T_LONG_BLOB: 4}
+_ENUM_CAPACITY = {1: 255, 2: 65535}
+
+
+def source_type(type_code: int, metadata: int, *, unsigned: bool | None = None,
+                collation_id: int | None = None, members: tuple[str, ...] | None = None,
+                real_type: int | None = None, collation_name: str | None = None) -> SqlType:
+    """SqlType of a source column from its table-map type code (MYSQL_TYPE_*), its
+    per-column metadata as the library decodes it, and the optional metadata.
+
+    The binlog cannot tell CHAR from BINARY or TEXT from BLOB without the charset:
+    collation id 63 is binary. CHAR/VARCHAR lengths in the table map are bytes; the
+    character count is bytes / mbmaxlen of the charset.
+
+    `metadata` is ONE int per column, what mysql-replication's Column object holds
+    (metadata_of(column) computes it):
+      TINY/SHORT/INT24/LONG/LONGLONG, YEAR, DATE, NEWDATE, TIME, DATETIME, TIMESTAMP: 0
+      FLOAT/DOUBLE: 0 or column.size (ignored)
+      NEWDECIMAL: (column.precision << 8) | column.decimals   (MySQL's own packing)
+      VARCHAR / VAR_STRING / STRING (CHAR, BINARY): column.max_length, in BYTES
+      ENUM / SET (type_code 247/248 as the library rewrites it, or type_code STRING with
+        real_type=247/248): column.size, the storage bytes (ENUM 1-2, SET 1-8)
+      BIT: column.bits, the number of bits 1..64
+      TIME2 / DATETIME2 / TIMESTAMP2: column.fsp, 0..6
+      BLOB (and TINY/MEDIUM/LONG_BLOB) / JSON / GEOMETRY: column.length_size, 1..4
+    unsigned: the table map's signedness flag, None when the table map has no SIGNEDNESS
+      field (the library then says False: pass None).
+    collation_id: the column's collation id from the table map (CHARSET fields), None when
+      absent; collation_name is accepted instead (the library keeps only the name).
+    members: ENUM/SET member strings WITHOUT the library's leading '' for ENUM
+      (tuple(column.enum_values[1:]) / tuple(column.set_values)).
+    real_type: for type_code STRING, ENUM(247)/SET(248)/STRING(254); None = STRING."""
+    if type_code == T_STRING and real_type in (T_ENUM, T_SET):
+        type_code = real_type
+    if type_code in _INT_CODES:
+        return SqlType(_INT_CODES[type_code], unsigned=unsigned)
+    if type_code in (T_FLOAT, T_DOUBLE):
+        return SqlType("float" if type_code == T_FLOAT else "double", unsigned=unsigned)
+    if type_code == T_NEWDECIMAL:
+        return SqlType("decimal", unsigned=unsigned, precision=metadata >> 8,
+                       scale=metadata & 0xFF)
+    if type_code in _TEMPORAL_CODES:
+        name = _TEMPORAL_CODES[type_code]
+        fsp = metadata if type_code in _FSP_CODES else (0 if name in _FRACTIONAL else None)
+        return SqlType(name, fsp=fsp)
+    if type_code == T_BIT:
+        return SqlType("bit", length=metadata)
+    if type_code in (T_ENUM, T_SET):
+        return _source_enumset(type_code, metadata, members, collation_id, collation_name)
+    if type_code in (T_VARCHAR, T_VAR_STRING, T_STRING):
+        name = "char" if type_code == T_STRING else "varchar"
+        return _source_string(name, metadata, collation_id, collation_name)
+    if type_code == T_BLOB or type_code in _BLOB_CODE_SIZE:
+        size = metadata if type_code == T_BLOB else _BLOB_CODE_SIZE[type_code]
+        name = _BLOB_BY_SIZE.get(size, "longtext")
+        return _source_string(name, TEXT_BYTES[name], collation_id, collation_name)
+    if type_code == T_JSON:
+        return SqlType("json")
+    if type_code == T_GEOMETRY:
+        return SqlType("geometry")
+    return SqlType(f"mysql_type_{type_code}")
+
+
+_FRACTIONAL = ("time", "datetime", "timestamp")
+
+
+def _collation(collation_id: int | None, collation_name: str | None):
+    if collation_id is not None:
+        return charsets.by_id(collation_id)
+    if collation_name:
+        return charsets.by_name(collation_name)
+    return None
+
+
+def _source_string(name: str, nbytes: int, collation_id: int | None,
+                   collation_name: str | None) -> SqlType:
+    """CHAR/VARCHAR/TEXT or, with the binary collation, BINARY/VARBINARY/BLOB.
+
+    Unknown charset: a string-family name with charset None (adopt_charset decides)."""
+    coll = _collation(collation_id, collation_name)
+    fixed = TEXT_BYTES.get(name)
+    if coll is None:
+        return SqlType(name, length=fixed, max_bytes=nbytes)
+    if coll.charset == "binary":
+        return SqlType(TO_BINARY[name], length=nbytes, charset="binary",
+                       collation="binary", max_bytes=nbytes)
+    length = fixed if fixed is not None else nbytes // coll.mbmaxlen
+    return SqlType(name, length=length, charset=coll.charset, collation=coll.name,
+                   max_bytes=nbytes)
+
+
+def _source_enumset(type_code: int, pack_length: int, members: tuple[str, ...] | None,
+                    collation_id: int | None, collation_name: str | None) -> SqlType:
+    coll = _collation(collation_id, collation_name)
+    return SqlType("enum" if type_code == T_ENUM else "set",
+                   members=tuple(members) if members is not None else None,
+                   charset=coll.charset if coll else None,
+                   collation=coll.name if coll else None, pack_length=pack_length or None)
+
+
+def metadata_of(column: Any) -> tuple[int, int]:
+    """(type_code, metadata) for source_type() from a mysql-replication Column object
+    (duck-typed: .type, .max_length, .precision, .decimals, .bits, .fsp, .size,
+    .length_size)."""
+    code = column.type
+    if code == T_NEWDECIMAL:
+        return code, (column.precision << 8) | column.decimals
+    if code in (T_VARCHAR, T_VAR_STRING, T_STRING):
+        return code, column.max_length
+    if code in (T_ENUM, T_SET):
+        return code, column.size
+    if code == T_BIT:
+        return code, column.bits
+    if code in _FSP_CODES:
+        return code, column.fsp
+    if code in (T_BLOB, T_JSON, T_GEOMETRY):
+        return code, column.length_size
+    return code, 0
+
+
+def adopt_charset(source: SqlType, target: SqlType) -> SqlType:
+    """A source string/enum/set type of unknown charset, read as having the target's
+    charset (MySQL's behaviour: without charset metadata it cannot tell and assumes the
+    replica's column). A target of the binary family turns CHAR into BINARY, VARCHAR into
+    VARBINARY, TEXT into BLOB. Other types are returned unchanged."""
+    if source.charset is not None or target.charset is None:
+        return source
+    if source.group == ENUMSET and target.group == ENUMSET:
+        return replace(source, charset=target.charset, collation=target.collation)
+    if source.group != STRING or target.group not in (STRING, BINARY):
+        return source
+    if target.group == BINARY:
+        name = TO_BINARY[source.name]
+        length = source.length if source.length is not None else source.max_bytes
+        return replace(source, name=name, length=length, charset="binary",
+                       collation="binary")
+    length = source.length
+    if length is None and source.max_bytes is not None:
+        length = source.max_bytes // charsets.mbmaxlen(target.charset)
+    return replace(source, length=length, charset=target.charset,
+                   collation=target.collation)
+
+
+def enumset_pack_length(name: str, count: int) -> int:
+    """Storage bytes of an ENUM/SET with `count` members."""
+    if name == "enum":
+        return 1 if count < 256 else 2
+    n = (count + 7) // 8
+    return 8 if n > 4 else max(n, 1)
+
+
+def enumset_capacity(t: SqlType) -> int:
+    """Members a type can have: the member count when known, else the most its storage
+    allows (ENUM 1 byte: 255, 2 bytes: 65535; SET: 8 per byte)."""
+    if t.members is not None:
+        return len(t.members)
+    pack = t.pack_length or (2 if t.name == "enum" else 8)
+    return _ENUM_CAPACITY.get(pack, 65535) if t.name == "enum" else 8 * pack
+
+
+# --- information_schema ---------------------------------------------------------------
+
+_GEOMETRY_NAMES = {"geometry", "point", "linestring", "polygon", "multipoint",
+                   "multilinestring", "multipolygon", "geometrycollection", "geomcollection"}
+_ALIASES = {"integer": "int", "int1": "tinyint", "int2": "smallint", "int3": "mediumint",
+            "int4": "int", "int8": "bigint", "middleint": "mediumint", "numeric": "decimal",
+            "dec": "decimal", "fixed": "decimal", "real": "double",
+            "double precision": "double", "bool": "tinyint", "boolean": "tinyint"}
+
+
+def _int(v: Any) -> int | None:
+    return None if v is None else int(v)
+
+
+def _paren_numbers(column_type: str) -> list[int]:
+    m = re.search(r"\(([\d\s,]+)\)", column_type)
+    return [int(x) for x in m.group(1).split(",")] if m else []
+
+
+def target_type(row: dict[str, Any]) -> SqlType:
+    """SqlType of a target column from an information_schema.COLUMNS row (keys are the
+    upper-case column names: DATA_TYPE, COLUMN_TYPE, CHARACTER_MAXIMUM_LENGTH,
+    CHARACTER_OCTET_LENGTH, NUMERIC_PRECISION, NUMERIC_SCALE, DATETIME_PRECISION,
+    CHARACTER_SET_NAME, COLLATION_NAME)."""
+    name = str(row["DATA_TYPE"]).strip().lower()
+    name = _ALIASES.get(name, name)
+    ctype = str(row.get("COLUMN_TYPE") or name)
+    unsigned = "unsigned" in ctype.lower()
+    cs = charsets.normalize(row.get("CHARACTER_SET_NAME"))
+    coll = row.get("COLLATION_NAME")
+    coll = coll.lower() if coll else None
+    if name in INT_BYTES or name in ("float", "double"):
+        return SqlType(name, unsigned=unsigned)
+    if name == "decimal":
+        nums = _paren_numbers(ctype) or [10, 0]
+        prec = _int(row.get("NUMERIC_PRECISION")) or nums[0]
+        scale = _int(row.get("NUMERIC_SCALE"))
+        scale = scale if scale is not None else (nums[1] if len(nums) > 1 else 0)
+        return SqlType("decimal", unsigned=unsigned, precision=prec, scale=scale)
+    if name == "bit":
+        bits = _int(row.get("NUMERIC_PRECISION")) or (_paren_numbers(ctype) or [1])[0]
+        return SqlType("bit", length=bits)
+    if name in _GROUPS and _GROUPS[name] == TEMPORAL:
+        fsp = _int(row.get("DATETIME_PRECISION")) if name in _FRACTIONAL else None
+        return SqlType(name, fsp=(fsp or 0) if name in _FRACTIONAL else None)
+    if name in ("enum", "set"):
+        members = parse_members(ctype)
+        return SqlType(name, members=members, charset=cs, collation=coll,
+                       pack_length=enumset_pack_length(name, len(members)))
+    if name in TO_BINARY or name in TO_STRING:
+        return _target_string(name, row, cs, coll)
+    if name in _GEOMETRY_NAMES:
+        return SqlType("geometry")
+    return SqlType(name)
+
+
+def _target_string(name: str, row: dict[str, Any], cs: str | None,
+                   coll: str | None) -> SqlType:
+    chars = _int(row.get("CHARACTER_MAXIMUM_LENGTH"))
+    octets = _int(row.get("CHARACTER_OCTET_LENGTH"))
+    if name in TO_STRING or cs == "binary":
+        if name not in TO_STRING:
+            name = TO_BINARY[name]
+        fixed = BLOB_BYTES.get(name)
+        length = fixed if fixed is not None else (octets or chars)
+        return SqlType(name, length=length, charset="binary", collation="binary",
+                       max_bytes=length)
+    fixed = TEXT_BYTES.get(name)
+    if fixed is not None:
+        return SqlType(name, length=fixed, charset=cs, collation=coll, max_bytes=fixed)
+    if chars is None:
+        chars = (_paren_numbers(str(row.get("COLUMN_TYPE") or "")) or [None])[0]
+    if octets is None and chars is not None:
+        octets = chars * charsets.mbmaxlen(cs)
+    return SqlType(name, length=chars, charset=cs, collation=coll, max_bytes=octets)
+
+
+_ESCAPES = {"\\": "\\", "'": "'", "n": "\n", "r": "\r", "0": "\0", "t": "\t", "Z": "\x1a",
+            "b": "\b"}
+
+
+def parse_members(column_type: str) -> tuple[str, ...]:
+    """Members of "enum('a','b')" / "set('x,y','it''s')": quotes doubled inside, commas
+    inside quotes, backslash escapes as SHOW CREATE TABLE writes them."""
+    start = column_type.find("(")
+    text = column_type[start + 1:] if start >= 0 else ""
+    members: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        if text[i] != "'":
+            i += 1
+            continue
+        i, value = _quoted(text, i + 1)
+        members.append(value)
+    return tuple(members)
+
+
+def _quoted(text: str, i: int) -> tuple[int, str]:
+    """Read a quoted member starting after its opening quote; return (next index, value)."""
+    out: list[str] = []
+    n = len(text)
+    while i < n:
+        ch = text[i]
+        if ch == "'":
+            if i + 1 < n and text[i + 1] == "'":
+                out.append("'")
+                i += 2
+                continue
+            return i + 1, "".join(out)
+        if ch == "\\" and i + 1 < n:
+            out.append(_ESCAPES.get(text[i + 1], text[i + 1]))
+            i += 2
+            continue
+        out.append(ch)
+        i += 1
+    return i, "".join(out)

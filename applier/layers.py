@@ -1,0 +1,118 @@
+"""The package's layers and its import graph, checked by tests/unit/test_architecture.py
+and printed by `python -m applier.layers` (see docs/architecture.md).
+
+Imports run one way: a module may import only from its own folder or a lower layer.
+Nothing here is imported by the runtime."""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+# lowest first; a folder (or top module) may import from its own rank or below
+LAYERS = (
+    ("applier.errors", "applier.server_codes", "applier.config", "applier.boundary"),
+    ("applier.convert",),
+    ("applier.binlog",),
+    ("applier.apply",),
+    ("applier.ops",),
+    ("applier.seed", "reconcile"),
+    ("applier.sandbox",),
+    ("applier.cli", "applier.layers"),
+)
+ROOTS = ("applier", "reconcile")
+
+
+def rank(module: str) -> int:
+    for i, names in enumerate(LAYERS):
+        if any(module == n or module.startswith(n + ".") for n in names):
+            return i
+    raise KeyError(f"{module} is in no layer: add its folder to applier/layers.py LAYERS")
+
+
+def modules(root: Path) -> dict[str, Path]:
+    found = {}
+    for pkg in ROOTS:
+        for path in sorted((root / pkg).rglob("*.py")):
+            parts = list(path.relative_to(root).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            found[".".join(parts)] = path
+    return found
+
+
+def imports(root: Path) -> dict[str, set[str]]:
+    """module -> the project modules it imports (anywhere in the file, also inside
+    functions: a lazy import is still a dependency)."""
+    mods = modules(root)
+    graph: dict[str, set[str]] = {}
+    for name, path in mods.items():
+        deps = set()
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                deps.update(a.name for a in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                deps.add(node.module)
+                deps.update(f"{node.module}.{a.name}" for a in node.names)
+        graph[name] = {d for d in deps if d in mods and d != name
+                       and not name.startswith(d + ".")}  # a package's own __init__
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                found.append(sorted(comp))
+
+    sys.setrecursionlimit(max(1000, 10 * len(graph)))
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def upward(graph: dict[str, set[str]]) -> list[str]:
+    """Imports from a higher layer than the importer's."""
+    return sorted(f"{m} imports {d}" for m, deps in graph.items() for d in deps
+                  if rank(d) > rank(m))
+
+
+def main() -> int:
+    root = Path(__file__).resolve().parents[1]
+    graph = imports(root)
+    problems = [" <-> ".join(c) for c in cycles(graph)] + upward(graph)
+    for layer, names in enumerate(LAYERS):
+        print(f"layer {layer}: {', '.join(names)}")
+    print(f"{len(graph)} modules, {sum(map(len, graph.values()))} imports")
+    for p in problems:
+        print(f"problem: {p}")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,180 @@
+"""Preflight: every table the filters select, each column's conversion decision, the key the
+lookup would use, extra and missing columns, and the source's settings. Applies nothing.
+
+Also what the strict apply session would refuse or leave out: a target-only NOT NULL
+column without a default stops every insert (1364, a problem); a target column that is
+generated is computed by the target and never written; a nullable source column mapped to
+a NOT NULL target column stops at the first NULL (1048) — each with its fix."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from applier.apply.filters import table_filter
+from applier.apply.lookup import plan_lookup, quote
+from applier.apply.schema import list_tables, read_table
+from applier.apply.target import connect
+from applier.binlog.stream import read_settings
+from applier.config import Config
+from applier.convert.decide import Decision, Mode, resolve_source
+from applier.convert.mapping import TableMapping, build_mapping, needs_value
+from applier.convert.types import Column, SourceTable, TargetTable
+from applier.errors import ApplierError
+
+REQUIRED = {"log_bin": "ON", "binlog_format": "ROW"}
+RECOMMENDED = {"binlog_row_metadata": "FULL"}
+
+
+@dataclass
+class TableReport:
+    table: str
+    ok: bool
+    columns: list[dict] = field(default_factory=list)
+    extra_on_target: list[str] = field(default_factory=list)
+    missing_on_target: list[str] = field(default_factory=list)
+    lookup: str | None = None
+    problem: str | None = None
+    notes: list[str] = field(default_factory=list)  # what the apply leaves out or may stop on
+
+
+def as_source_table(t: TargetTable) -> SourceTable:
+    """A source definition read from information_schema, shaped like a table map."""
+    pk = next((i for i in t.indexes if i.name == "PRIMARY"), None)
+    index = {c.name.lower(): c.index for c in t.columns}
+    cols = tuple(Column(c.index, c.name, c.type, c.nullable) for c in t.columns)
+    return SourceTable(t.schema, t.table, 0, cols,
+                       tuple(index[n.lower()] for n in pk.columns) if pk else ())
+
+
+def _before_image_columns(src: SourceTable, src_def: TargetTable, row_image: str) -> list[int]:
+    """Source columns a before image carries under binlog_row_image (WL#5092 PKE)."""
+    if row_image.upper() == "MINIMAL":
+        if src.primary_key:
+            return list(src.primary_key)
+        for idx in src_def.indexes:
+            cols = [src_def.column(n) for n in idx.columns]
+            if idx.unique and all(c is not None and not c.nullable for c in cols):
+                return [c.index for c in cols]
+        return [c.index for c in src.columns]
+    if row_image.upper() == "NOBLOB":
+        blob = ("blob", "text")
+        return [c.index for c in src.columns
+                if not c.type.name.endswith(blob) or c.index in src.primary_key]
+    return [c.index for c in src.columns]
+
+
+def check_table(src_def: TargetTable, target: TargetTable | None, mode: Mode,
+                by: str, row_image: str) -> TableReport:
+    rep = TableReport(src_def.qualified, ok=True)
+    if target is None:
+        rep.ok, rep.problem = False, "missing on the target"
+        return rep
+    src = as_source_table(src_def)
+    try:
+        mapping = build_mapping(src, target, mode, by=by, strict=False)
+    except ApplierError as exc:
+        rep.ok, rep.problem = False, str(exc)
+        return rep
+    for p in mapping.pairs:
+        rep.columns.append({
+            "index": p.source.index, "source_column": p.source.name,
+            "target_column": p.target.name,
+            "source_type": resolve_source(p.source.type, mode).sql(),
+            "target_type": p.target.type.sql(), "decision": p.decision.value})
+        if p.decision is Decision.REFUSED:
+            rep.ok = False
+    rep.extra_on_target = [c.name for c in mapping.extra_target]
+    rep.missing_on_target = [c.name for c in mapping.missing_on_target]
+    _strict_findings(rep, mapping)
+    bi = _before_image_columns(src, src_def, row_image)
+    names = [mapping.by_index[i].target.name for i in bi if i in mapping.by_index]
+    try:
+        rep.lookup = plan_lookup(target, names).describe()
+    except ApplierError as exc:
+        _problem(rep, str(exc))
+    return rep
+
+
+def _problem(rep: TableReport, text: str) -> None:
+    rep.ok = False
+    rep.problem = f"{rep.problem}; {text}" if rep.problem else text
+
+
+def _strict_findings(rep: TableReport, mapping: TableMapping) -> None:
+    t = mapping.target
+    name = f"{quote(t.schema)}.{quote(t.table)}"
+    for col in mapping.extra_target:
+        if needs_value(col):
+            _problem(rep, f"target-only column {col.name} is NOT NULL without a default: "
+                          f"every insert stops (1364) — ALTER TABLE {name} ALTER COLUMN "
+                          f"{quote(col.name)} SET DEFAULT <value>, or make it NULL")
+    for scol in mapping.generated_on_target:
+        tcol = t.column(scol.name) if scol.name else None
+        tname = tcol.name if tcol is not None else scol.name
+        rep.notes.append(
+            f"target column {tname} is generated: the target computes it and the source's "
+            f"values for {scol.name} are not written — if it must hold them, make it a "
+            f"plain column: ALTER TABLE {name} MODIFY {quote(tname or '')} <type>")
+    for p in mapping.pairs:
+        if p.source.nullable and not p.target.nullable:
+            rep.notes.append(
+                f"source column {p.source.name} is nullable, target column {p.target.name} "
+                f"is NOT NULL: a NULL stops replication (1048) — ALTER TABLE {name} MODIFY "
+                f"{quote(p.target.name)} {p.target.type.sql()} NULL")
+
+
+def run_check(cfg: Config) -> dict:
+    r = cfg.replication
+    mode = Mode.parse(r.type_conversions)
+    accept = table_filter(r.do_tables, r.ignore_tables)
+    found = read_settings(cfg.source)
+    settings = {"version": found.version, "flavor": found.flavor,
+                "log_bin": "ON" if found.log_bin else "OFF",
+                "binlog_format": found.binlog_format,
+                "binlog_row_image": found.binlog_row_image,
+                "binlog_row_metadata": found.binlog_row_metadata}
+    problems = [f"source {k} is {settings[k]!r}, needs {v!r} — set {k}={v} on the source"
+                for k, v in REQUIRED.items() if str(settings[k]).upper() != v]
+    warnings = [f"source {k} is {settings[k]!r}; {v} is recommended (column names, "
+                f"signedness and charsets in the table map)" for k, v in RECOMMENDED.items()
+                if str(settings[k]).upper() != v]
+    source = connect(cfg.source)
+    target = connect(cfg.target)
+    try:
+        reports = []
+        skip = tuple(r.checkpoint_table.split(".", 1))
+        for schema, table in list_tables(source, accept):
+            if (schema, table) == skip:
+                continue
+            src_def = read_table(source, schema, table)
+            reports.append(check_table(src_def, read_table(target, schema, table), mode,
+                                       r.column_mapping,
+                                       found.binlog_row_image or "FULL"))
+    finally:
+        source.close()
+        target.close()
+    ok = not problems and all(t.ok for t in reports)
+    return {"ok": ok, "type_conversions": str(mode), "source_settings": settings,
+            "problems": problems, "warnings": warnings,
+            "tables": [t.__dict__ for t in reports]}
+
+
+def format_check(result: dict) -> str:
+    lines = [f"type_conversions = '{result['type_conversions']}'"]
+    lines += [f"PROBLEM: {p}" for p in result["problems"]]
+    lines += [f"warning: {w}" for w in result["warnings"]]
+    for t in result["tables"]:
+        lines.append(f"\n{t['table']}: {'ok' if t['ok'] else 'WILL STOP'}"
+                     + (f" — {t['problem']}" if t["problem"] else ""))
+        for c in t["columns"]:
+            lines.append(f"  {c['index']:>3} {c['source_column'] or '?':<20} "
+                         f"{c['source_type']:<22} -> {c['target_column']:<20} "
+                         f"{c['target_type']:<22} {c['decision']}")
+        if t["extra_on_target"]:
+            lines.append(f"  extra on target (defaults): {', '.join(t['extra_on_target'])}")
+        if t["missing_on_target"]:
+            lines.append(f"  missing on target (dropped): {', '.join(t['missing_on_target'])}")
+        if t["lookup"]:
+            lines.append(f"  lookup: {t['lookup']}")
+        lines += [f"  note: {n}" for n in t.get("notes", [])]
+    return "\n".join(lines)

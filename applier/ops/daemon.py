@@ -1,0 +1,274 @@
+"""The applier loop: read whole transactions from the source, apply each with its
+checkpoint, retry what is transient, stop cleanly on a signal or an error needing a human.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import random
+import signal
+import time
+from dataclasses import dataclass, field
+
+from tenacity import RetryCallState, Retrying, retry_if_exception
+
+from applier.apply.checkpoint import Checkpoint, resume_point, starting_position
+from applier.apply.filters import database_filter, table_filter
+from applier.apply.lookup import LOOKUP_KINDS
+from applier.apply.target import connect, error_code
+from applier.apply.transaction import Options, Totals, TransactionApplier
+from applier.binlog.events import Position, Transaction
+from applier.binlog.stream import BinlogSource
+from applier.config import Config
+from applier.convert.decide import Mode
+from applier.errors import (
+    ApplierError,
+    ConnectError,
+    ConnectRefused,
+    ExitStatus,
+    TransientError,
+)
+from applier.ops import service
+from applier.ops.metrics import Metrics
+
+log = logging.getLogger(__name__)
+
+
+HEARTBEAT = 30.0  # seconds between source heartbeats when idle (MySQL: slave_net_timeout/2)
+
+
+class StopRequested(Exception):
+    """SIGTERM/SIGINT arrived while waiting for the source: nothing is in flight."""
+
+
+class Outage:
+    """The retry budget of one outage: ``budget`` seconds from the first failure, with
+    exponential backoff; both start afresh once a session makes progress again (a
+    transaction applied or a source heartbeat), so a daemon running for weeks still gets
+    its whole budget at its next outage."""
+
+    def __init__(self, budget: float, cap: float = 20.0):
+        self.budget = budget
+        self.cap = cap
+        self.since: float | None = None
+        self.failures = 0
+
+    def progress(self) -> None:
+        self.since = None
+        self.failures = 0
+
+    def wait(self, retry_state: RetryCallState) -> float:
+        """Seconds to sleep before the next attempt (tenacity calls it before ``stop``)."""
+        if self.since is None:
+            self.since = time.monotonic()
+        self.failures += 1
+        step = min(self.cap, 0.5 * 2 ** self.failures)
+        return step / 2 + random.uniform(0, step / 2)
+
+    def stop(self, retry_state: RetryCallState) -> bool:
+        if self.since is None:
+            self.since = time.monotonic()
+        return time.monotonic() - self.since >= self.budget
+
+
+@dataclass
+class LiveState:
+    state: str = "starting"
+    position: Position | None = None
+    seconds_behind_source: int | None = None
+    last_error_code: int = 0
+    last_error: str = ""
+    last_error_position: str = ""
+    totals: Totals = field(default_factory=Totals)
+
+    def as_status(self) -> dict:
+        pos = self.position
+        return {
+            "state": self.state,
+            "source_log_file": pos.log_file if pos else None,
+            "source_log_pos": pos.log_pos if pos else None,
+            "gtid_executed": pos.gtid if pos else None,
+            "seconds_behind_source": self.seconds_behind_source,
+            "last_error_code": self.last_error_code,
+            "last_error": self.last_error,
+            "last_error_position": self.last_error_position,
+            "transactions_applied": self.totals.transactions,
+            "rows_applied": self.totals.rows,
+            "lookups": {k: self.totals.lookups.get(k, 0) for k in LOOKUP_KINDS},
+            "pid": os.getpid(),
+            "updated_at": time.time(),
+        }
+
+
+class Daemon:
+    def __init__(self, config: Config, *, until_caught_up: bool = False,
+                 reconnect_for: float | None = None, notify=None):
+        self.cfg = config
+        self.until_caught_up = until_caught_up
+        self.reconnect_for = (config.daemon.reconnect_timeout if reconnect_for is None
+                              else reconnect_for)
+        self.notify = notify
+        self.outage = Outage(self.reconnect_for)
+        self.live = LiveState()
+        self.metrics = Metrics(None)  # the endpoint opens in run(), after the pid file
+        self._stopping = False
+        self._in_apply = False
+        self._replicated = False  # the source stream has sent events: outages are retried
+        r = config.replication
+        self.checkpoint = Checkpoint(r.checkpoint_table, r.server_id, r.channel)
+        self.options = Options(mode=Mode.parse(r.type_conversions),
+                               column_mapping=r.column_mapping,
+                               idempotent=r.exec_mode.upper() == "IDEMPOTENT", ddl=r.ddl,
+                               accept=table_filter(r.do_tables, r.ignore_tables),
+                               accept_db=database_filter(r.do_tables, r.ignore_tables))
+
+    # -- signals ------------------------------------------------------------------------
+    def _on_signal(self, signum, frame) -> None:
+        log.info("signal %s: finishing the transaction in flight, then stopping", signum)
+        self._stopping = True
+        if not self._in_apply:
+            raise StopRequested()
+
+    def install_signals(self) -> None:
+        signal.signal(signal.SIGTERM, self._on_signal)
+        signal.signal(signal.SIGINT, self._on_signal)
+
+    # -- running ------------------------------------------------------------------------
+    def run(self) -> ExitStatus:
+        """Run until caught up (if asked), stopped, or stopped by an error."""
+        self.metrics = Metrics(self.cfg.daemon.metrics_port, self.cfg.daemon.metrics_host)
+        retrying = Retrying(
+            retry=retry_if_exception(self._worth_retrying),
+            wait=self.outage.wait, stop=self.outage.stop, before_sleep=self._retrying,
+            reraise=True)
+        try:
+            for attempt in retrying:
+                with attempt:
+                    self._session()
+        except StopRequested:
+            pass
+        except ApplierError as exc:
+            return self._stopped_on(exc)
+        finally:
+            self.metrics.close()
+            if self.notify:
+                self.notify.stopping()
+        self._set_state("stopped")
+        return ExitStatus.OK
+
+    def _worth_retrying(self, exc: BaseException) -> bool:
+        """Outages are retried; a login, certificate or host refused before replication
+        ever ran stops at once (no wait will cure it), afterwards it is an outage too."""
+        if isinstance(exc, ConnectRefused) and not self._replicated:
+            return False
+        return isinstance(exc, (TransientError, ConnectError))
+
+    def _retrying(self, retry_state: RetryCallState) -> None:
+        """Before sleeping between attempts: log, count the error, show 'reconnecting'."""
+        exc = retry_state.outcome.exception()
+        code = getattr(exc, "code", 0) or error_code(exc.__cause__) or 0
+        self.metrics.error(code)
+        log.warning("%s; retrying in %.1f s (attempt %d, giving up %.0f s after the first"
+                    " failure)", exc, retry_state.upcoming_sleep, retry_state.attempt_number,
+                    self.reconnect_for)
+        self._set_state("reconnecting")
+
+    def _stopped_on(self, exc: ApplierError) -> ExitStatus:
+        self.live.last_error_code = exc.code
+        self.live.last_error = str(exc)
+        self.live.last_error_position = str(self.live.position or "")
+        self.metrics.error(exc.code)
+        log.error("replication stopped: %s", exc)
+        self._set_state("error")
+        return exc.exit_status
+
+    def _set_state(self, state: str) -> None:
+        self.live.state = state
+        self.metrics.set_state(state)
+        try:
+            os.makedirs(self.cfg.daemon.state_dir, exist_ok=True)
+            service.write_status(self.cfg.daemon.state_dir, self.live.as_status())
+        except OSError as exc:
+            log.warning("cannot write the status file in %s: %s", self.cfg.daemon.state_dir, exc)
+
+    def _session(self) -> None:
+        """One connected session: resume from the committed checkpoint and apply."""
+        if self._stopping:
+            raise StopRequested()
+        target = connect(self.cfg.target, apply_session=True, autocommit=False,
+                         section="target")
+        source = None
+        try:
+            self.checkpoint.ensure(target)
+            saved = self.checkpoint.load(target)
+            if saved is None:  # the first start: record where it starts, now
+                saved = self.checkpoint.record_start(target, *starting_position(
+                    self.cfg.source, self.cfg.replication.start))
+            if saved is not None:
+                self.live.position = saved.position
+                self.live.totals.transactions = saved.transactions_applied
+                self.live.totals.rows = saved.rows_applied
+            start = resume_point(saved, self.cfg.replication)
+            applier = TransactionApplier(target, self.checkpoint, self.options, self.live.totals)
+            source = BinlogSource(self.cfg.source, server_id=self.cfg.replication.server_id,
+                                  start=start, blocking=not self.until_caught_up,
+                                  table_filter=self.options.accept,
+                                  heartbeat=self._heartbeat_period(),
+                                  on_heartbeat=self._heartbeat)
+            self._set_state("running")
+            if self.notify:
+                self.notify.ready()
+            self._loop(source, applier)
+        finally:
+            if source is not None:
+                self._replicated = self._replicated or source.received
+                source.close()
+            target.close()
+
+    def _loop(self, source, applier: TransactionApplier) -> None:
+        every = max(1, self.cfg.daemon.progress_every)
+        for txn in source:
+            self._in_apply = True
+            try:
+                rows = applier.apply(txn)
+            finally:
+                self._in_apply = False
+            self._applied(txn, rows, applier.lookups)
+            if self.live.totals.transactions % every == 0:
+                log.info("applied %d transactions (%d rows), at %s, %s s behind source",
+                         self.live.totals.transactions, self.live.totals.rows, txn.end,
+                         self.live.seconds_behind_source)
+            if self._stopping:
+                raise StopRequested()
+        if not self.until_caught_up:  # a stream that ends is an outage, not the end
+            raise TransientError("the source binlog stream ended; resume from the last "
+                                 "checkpoint")
+        self.live.seconds_behind_source = 0
+
+    def _heartbeat_period(self) -> float:
+        """Ask the source for a heartbeat at least every 30 s, and twice per systemd
+        watchdog interval (``watchdog_interval`` is already half of WatchdogSec)."""
+        interval = self.notify.watchdog_interval if self.notify else None
+        return min(HEARTBEAT, interval) if interval else HEARTBEAT
+
+    def _heartbeat(self) -> None:
+        """The source is alive and has nothing more to send: we are caught up."""
+        self.outage.progress()
+        self.live.seconds_behind_source = 0
+        self.metrics.set_lag(0)
+        if self.notify:
+            self.notify.watchdog()
+        self._set_state("running")
+
+    def _applied(self, txn: Transaction, rows: int, lookups) -> None:
+        self.outage.progress()
+        self.live.position = txn.end
+        lag = max(0, int(time.time()) - txn.timestamp) if txn.timestamp else 0
+        self.live.seconds_behind_source = lag
+        self.metrics.transaction_applied(rows, lag)
+        for kind, n in lookups.items():
+            self.metrics.lookup(kind, n)
+        if self.notify:
+            self.notify.watchdog()
+        self._set_state("running")

@@ -1,0 +1,229 @@
+"""Copying chunks: read from a consistent snapshot on the source, convert every value with
+the daemon's mapping and converters, write multi-row INSERTs to the target; each chunk and
+its 'done' mark in one target transaction (seed_store). Runs inside a Spark task.
+
+Memory is bounded: rows stream from the source (unbuffered cursor) and are written in
+batches of at most BATCH_ROWS rows or BATCH_BYTES of values.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+import pymysql.cursors
+from pymysql.converters import escape_item, escape_string
+
+from applier.apply import lookup
+from applier.convert.converters import identity
+from applier.convert.mapping import TableMapping
+from applier.errors import ApplierError, ReplicationStopped, ValueNotConvertible
+from applier.seed.plan import (
+    SeedTable,
+    chunk_where,
+    decoder,
+    literal_expr,
+    read_expr,
+    same,
+)
+from applier.seed.snapshot import SnapshotPoint
+from applier.seed.store import ChunkRow, SeedStore
+
+log = logging.getLogger(__name__)
+
+BATCH_ROWS = 1000
+BATCH_BYTES = 4 << 20
+FETCH = 2000
+
+
+def _float(v: float) -> str:
+    if v != v or v in (float("inf"), float("-inf")):
+        raise ValueNotConvertible(f"{v} cannot be stored in a MySQL column")
+    text = repr(v)
+    return text if "e" in text else text + "e0"  # a DOUBLE literal, not a DECIMAL one
+
+
+_LITERALS: dict[type, Callable[[Any], str]] = {
+    int: str, str: lambda v: "'" + escape_string(v) + "'", bytes: lambda v: f"X'{v.hex()}'",
+    float: _float, Decimal: lambda v: format(v, "f"), type(None): lambda v: "NULL",
+    bool: lambda v: str(int(v)),
+}
+
+
+def literal(v: Any) -> str:
+    """The SQL literal of a converted value (as pymysql would escape it, for a session
+    with backslash escapes; bytes as hex)."""
+    fn = _LITERALS.get(type(v))
+    return fn(v) if fn is not None else escape_item(v, "utf8mb4")
+
+
+def _step(dec: Callable, conv: Callable) -> Callable[[Any], str]:
+    """decode, convert, render: fetched value -> SQL literal, skipping no-op steps."""
+    if dec is same and conv is identity:
+        return literal
+    if dec is same:
+        return lambda v: literal(conv(v))
+    if conv is identity:
+        return lambda v: literal(dec(v))
+    return lambda v: literal(conv(dec(v)))
+
+
+@dataclass
+class ChunkReader:
+    """What is needed to read and convert one table's chunks (built once per table).
+
+    The SELECT returns first, when there are any, one text holding the SQL literals of
+    the identity columns, rendered by the source (seed_plan.literal_expr), then the raw
+    value of every other column, which Python decodes, converts and renders."""
+
+    table: SeedTable
+    select: str  # a WHERE is appended per chunk
+    columns: list[str]  # target column names, in the order of the rendered values
+    prerendered: bool  # the first selected value is the text of the identity columns
+    steps: list[Callable[[Any], str]]  # per other column: fetched value -> SQL literal
+
+    @classmethod
+    def build(cls, table: SeedTable, mapping: TableMapping, *,
+              on_server: bool = True) -> ChunkReader:
+        pairs = list(mapping.pairs)  # source order
+        if not pairs:
+            raise ReplicationStopped(f"table '{table.name}': no source column maps to a "
+                                     "target column; nothing to copy (check column names)")
+        rendered, converted = [], []
+        for p in pairs:
+            expr = literal_expr(lookup.quote(p.source.name), p.source.type) \
+                if on_server and p.convert is identity else None
+            if expr is None:
+                converted.append(p)
+            else:
+                rendered.append((p, expr))
+        exprs = [read_expr(lookup.quote(p.source.name), p.source.type) for p in converted]
+        if rendered:
+            exprs.insert(0, "CONCAT_WS(',', " + ", ".join(e for _, e in rendered) + ")")
+        select = (f"SELECT {', '.join(exprs)} FROM "
+                  f"{lookup.qualified(table.source.schema, table.source.table)}")
+        return cls(table, select, [p.target.name for p, _ in rendered]
+                   + [p.target.name for p in converted], bool(rendered),
+                   [_step(decoder(p.source.type), p.convert) for p in converted])
+
+    def sql(self, lo: int | None, hi: int | None) -> str:
+        return f"{self.select} WHERE {chunk_where(self.table.key_name(), lo, hi)}"
+
+    def render(self, row) -> str:
+        """One fetched row -> '(literal, literal, ...)'."""
+        if not self.prerendered:
+            return "(" + ",".join([f(v) for f, v in zip(self.steps, row)]) + ")"  # noqa: B905
+        head = row[0].decode("utf-8") if isinstance(row[0], bytes | bytearray) else row[0]
+        if not self.steps:
+            return "(" + head + ")"
+        rest = ",".join([f(v) for f, v in zip(self.steps, row[1:])])  # noqa: B905
+        return "(" + head + "," + rest + ")"
+
+
+def copy_chunk(src_conn, tgt_cur, reader: ChunkReader, lo: int | None, hi: int | None, *,
+               keep: bool = False) -> int:
+    """Copy the rows of [lo, hi) (inside the caller's target transaction); rows read."""
+    t = reader.table.target
+    cols = reader.columns
+    head = (f"INSERT INTO {lookup.qualified(t.schema, t.table)} ("
+            + ", ".join(lookup.quote(c) for c in cols) + ") VALUES ")
+    tail = ""
+    if keep:  # --force keep: a row whose key the target already has stays as it is
+        first = lookup.quote(cols[0])
+        tail = f" ON DUPLICATE KEY UPDATE {first} = {first}"
+    render = reader.render
+    parts: list[str] = []
+    rows = size = 0
+    with src_conn.cursor(pymysql.cursors.SSCursor) as cur:
+        cur.execute(reader.sql(lo, hi))
+        while True:
+            fetched = cur.fetchmany(FETCH)
+            if not fetched:
+                break
+            for row in fetched:
+                try:
+                    text = render(row)
+                except ApplierError as exc:
+                    raise ReplicationStopped(
+                        f"table '{reader.table.name}': {exc} (row {_show(cols, row)}); "
+                        "nothing of this chunk was written", code=exc.code) from exc
+                parts.append(text)
+                size += len(text)
+                rows += 1
+                if len(parts) == BATCH_ROWS or size >= BATCH_BYTES:
+                    tgt_cur.execute(head + ",".join(parts) + tail)
+                    parts, size = [], 0
+    if parts:
+        tgt_cur.execute(head + ",".join(parts) + tail)
+    return rows
+
+
+def _show(cols: list[str], row) -> str:
+    return ", ".join(f"{c}={v!r}"[:60] for c, v in list(zip(cols, row, strict=False))[:6])
+
+
+def copy_pending(store: SeedStore, run_id: str, point: SnapshotPoint, src_conn, tgt_conn,
+                 readers: dict[str, ChunkReader], *, keep: bool = False,
+                 wait: float = 0.5) -> tuple[int, int]:
+    """Claim and copy pending chunks until none is left; (chunks, rows) copied here.
+
+    A chunk another reader is copying is skipped (SKIP LOCKED); when only such chunks
+    remain, wait: if that reader dies its chunk is pending again and is taken here."""
+    chunks = rows = 0
+    while True:
+        try:
+            with tgt_conn.cursor() as cur:
+                at = store.lock_run(cur, run_id)
+                if at is None or (at.log_file, at.log_pos) != (point.log_file, point.log_pos):
+                    raise ReplicationStopped(f"the seed's position is {at}, this reader's "
+                                             f"snapshot is at {point}; nothing written")
+                claimed = store.claim(cur)
+                if claimed is None:
+                    left = store.pending(cur)
+                    tgt_conn.commit()
+                    if not left:
+                        return chunks, rows
+                    time.sleep(wait)
+                    continue
+                started = time.monotonic()
+                try:
+                    n = copy_chunk(src_conn, cur, _reader(readers, claimed), claimed.lo,
+                                   claimed.hi, keep=keep)
+                except pymysql.MySQLError as exc:
+                    raise _chunk_failed(exc, claimed) from exc
+                store.mark_done(cur, claimed.seq, n, round(time.monotonic() - started, 3))
+            tgt_conn.commit()
+        except BaseException:
+            try:
+                tgt_conn.rollback()
+            except Exception:  # noqa: BLE001 - the connection may be gone
+                log.debug("rollback failed", exc_info=True)
+            raise
+        chunks += 1
+        rows += n
+
+
+def _chunk_failed(exc: pymysql.MySQLError, chunk: ChunkRow) -> ReplicationStopped:
+    code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else 0
+    message = exc.args[-1] if exc.args else str(exc)
+    where = f"copying chunk {chunk.chunk} of {chunk.table} ([{chunk.lo}, {chunk.hi}))"
+    if code == 1062:
+        hint = ("the target already holds a row with that key: empty the table (--force "
+                "truncate) or keep the target's rows (--force keep)")
+    else:
+        hint = "fix the target table so that it accepts the rows"
+    return ReplicationStopped(f"{where} failed: {message}, Error_code: {code} — {hint}, then "
+                              "run `applier seed` again: it resumes with this chunk", code=code)
+
+
+def _reader(readers: dict[str, ChunkReader], chunk: ChunkRow) -> ChunkReader:
+    reader = readers.get(chunk.table)
+    if reader is None:
+        raise ReplicationStopped(f"the seed's chunk list names '{chunk.table}', which this "
+                                 "run does not copy; run `applier seed --force truncate` "
+                                 "to start again")
+    return reader

@@ -1,0 +1,111 @@
+"""Consistent snapshots on the source and the binlog position they correspond to.
+
+A snapshot taken at position P sees exactly the transactions that end at or before P;
+`applier start` from P then applies exactly the others. Two ways to know P:
+
+* MariaDB, no lock: `START TRANSACTION WITH CONSISTENT SNAPSHOT` takes the snapshot and the
+  binlog position together (both under the commit-order lock), and
+  `SHOW STATUS LIKE 'binlog_snapshot_%'` returns that position for this transaction
+  (Binlog_snapshot_file / Binlog_snapshot_position). @@gtid_binlog_pos is the CURRENT
+  state, not the snapshot's: the GTID state at P is `BINLOG_GTID_POS(file, pos)`. Two
+  snapshots reporting the same position saw the same committed transactions.
+* MySQL (and MariaDB as a fallback): a global read lock for an instant.
+  `FLUSH TABLES WITH READ LOCK` waits for running commits and blocks new ones; every
+  reader then starts `START TRANSACTION WITH CONSISTENT SNAPSHOT`, `SHOW BINARY LOG STATUS`
+  gives P and Executed_Gtid_Set (stable: nothing can commit), and `UNLOCK TABLES` lets
+  writes go on. Writes wait only while the readers open their transactions. The lock
+  needs the RELOAD privilege; it waits at most `lock_wait_timeout` seconds for running
+  statements (a long query on the source makes the seed stop rather than block writes).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from applier.errors import ReplicationStopped
+from applier.server_codes import NO_PRIVILEGE, error_code
+
+_NUMBER = re.compile(r"\.(\d+)$")
+
+
+@dataclass(frozen=True)
+class SnapshotPoint:
+    log_file: str
+    log_pos: int
+    gtid: str | None = None  # the GTID state at the point (executed set), None if none
+
+    def __str__(self) -> str:
+        return f"{self.log_file}:{self.log_pos}"
+
+
+def position_key(log_file: str, log_pos: int) -> tuple[int, str, int]:
+    """Orders binlog positions across files (binlog.000009 < binlog.000010 < ...)."""
+    m = _NUMBER.search(log_file)
+    return (int(m.group(1)) if m else -1, log_file, int(log_pos))
+
+
+def _text(v) -> str:
+    return v.decode() if isinstance(v, bytes | bytearray) else str(v)
+
+
+def binary_log_status(cur) -> tuple[str, int, str | None]:
+    """(file, position, executed GTID set or None) of the source now."""
+    try:
+        cur.execute("SHOW BINARY LOG STATUS")  # MySQL 8.4+
+    except Exception:  # noqa: BLE001 - older servers and MariaDB
+        cur.execute("SHOW MASTER STATUS")
+    row = cur.fetchone()
+    if row is None:
+        raise ReplicationStopped("the source has no binary log (log_bin is OFF) — enable "
+                                 "log_bin on the source: a seed needs a position to "
+                                 "continue from")
+    gtid = _text(row[4]).replace("\n", "") if len(row) > 4 and row[4] else None
+    return _text(row[0]), int(row[1]), gtid or None
+
+
+def begin_snapshot(cur) -> None:
+    cur.execute("SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+    cur.execute("START TRANSACTION WITH CONSISTENT SNAPSHOT")
+
+
+def mariadb_snapshot_position(cur) -> tuple[str, int]:
+    """The binlog position of this connection's consistent snapshot (MariaDB)."""
+    cur.execute("SHOW STATUS LIKE 'binlog_snapshot_%'")
+    status = {_text(k).lower(): _text(v) for k, v in cur.fetchall()}
+    file, pos = status.get("binlog_snapshot_file"), status.get("binlog_snapshot_position")
+    if not file or pos is None:
+        raise ReplicationStopped("the source reports no Binlog_snapshot_file (log_bin is "
+                                 "OFF?) — enable log_bin on the source")
+    return file, int(pos)
+
+
+def mariadb_gtid_at(cur, log_file: str, log_pos: int) -> str | None:
+    """The GTID state after everything before (file, pos) on MariaDB."""
+    cur.execute("SELECT BINLOG_GTID_POS(%s, %s)", (log_file, log_pos))
+    row = cur.fetchone()
+    return _text(row[0]) if row and row[0] else None
+
+
+def read_lock(cur, timeout: int) -> None:
+    """FLUSH TABLES WITH READ LOCK, giving up after `timeout` seconds."""
+    cur.execute(f"SET SESSION lock_wait_timeout = {int(timeout)}")
+    try:
+        cur.execute("FLUSH TABLES WITH READ LOCK")
+    except Exception as exc:
+        code = error_code(exc)
+        if code in NO_PRIVILEGE:
+            raise ReplicationStopped(
+                "the seed needs a global read lock for an instant, which the source user "
+                "may not take: GRANT RELOAD ON *.* to it (see the README's grants)",
+                code=code) from exc
+        if code == 1205:
+            raise ReplicationStopped(
+                f"no global read lock on the source within {timeout} s (a long-running "
+                "statement holds tables open); run the seed when it has finished",
+                code=code) from exc
+        raise
+
+
+def unlock(cur) -> None:
+    cur.execute("UNLOCK TABLES")

@@ -1,0 +1,263 @@
+"""The parallel copy on Spark: one barrier stage of W reader tasks sharing ONE snapshot.
+
+Spark cannot hand a database snapshot from one connection to another, and neither MySQL
+nor MariaDB can share one between connections. So the W tasks of a barrier stage (all
+scheduled at once; `BarrierTaskContext.allGather` synchronises them) open their snapshots
+together (applier.seed.snapshot):
+
+  MariaDB  every task starts START TRANSACTION WITH CONSISTENT SNAPSHOT and reads its
+           binlog_snapshot position; when all positions are equal, all tasks see the same
+           transactions (no lock at all). Otherwise they roll back and try again; after
+           ATTEMPTS tries (a source committing without pause) they use the lock below.
+  MySQL    task 0 takes FLUSH TABLES WITH READ LOCK, every task then starts its snapshot,
+           task 0 reads SHOW BINARY LOG STATUS (position and Executed_Gtid_Set) and
+           unlocks: writes wait for the time of two barrier round trips.
+
+Then task 0 brings chunks copied by an earlier, interrupted run forward to this position
+(seed_replay) and records it as the seed's position; then every task claims pending chunks
+(SELECT ... FOR UPDATE SKIP LOCKED on seed_chunk) and copies them (seed_copy) until none is
+left. Every chunk is therefore read at the same position P, which the driver finally writes
+as the checkpoint: the target holds the source as of P, converted, and the daemon applies
+what follows P. Tasks report errors to each other at every synchronisation point, so they
+all stop together; the driver gets each task's result as a value.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+from dataclasses import dataclass
+
+from applier.apply.schema import read_table
+from applier.apply.target import connect
+from applier.config import ServerConfig
+from applier.convert.mapping import build_mapping
+from applier.errors import ApplierError, ExitStatus, ReplicationStopped
+from applier.seed.copier import ChunkReader, copy_pending
+from applier.seed.plan import DoneSet, SeedTable
+from applier.seed.replay import bring_forward, options_for
+from applier.seed.snapshot import (
+    SnapshotPoint,
+    begin_snapshot,
+    binary_log_status,
+    mariadb_gtid_at,
+    mariadb_snapshot_position,
+    position_key,
+    read_lock,
+    unlock,
+)
+from applier.seed.store import SeedStore
+from applier.server_codes import CONNECT, error_code
+
+log = logging.getLogger(__name__)
+ATTEMPTS = 4
+
+
+@dataclass(frozen=True)
+class SeedJob:
+    """Everything a reader task needs (pickled to the executors)."""
+
+    source: ServerConfig
+    target: ServerConfig
+    flavor: str  # 'mysql' | 'mariadb'
+    server_id: int
+    checkpoint_table: str
+    run_id: str
+    tables: tuple[SeedTable, ...]
+    type_conversions: str
+    column_mapping: str
+    idempotent: bool
+    keep: bool
+    lock_timeout: int = 30
+
+
+class _Abort(Exception):
+    def __init__(self, error: dict):
+        super().__init__(error["message"])
+        self.error = error
+
+
+def describe(exc: BaseException) -> dict:
+    if isinstance(exc, ApplierError):
+        return {"message": str(exc), "exit": int(exc.exit_status)}
+    if error_code(exc) in CONNECT:
+        return {"message": f"cannot connect: {exc}", "exit": int(ExitStatus.CANNOT_CONNECT)}
+    return {"message": f"{type(exc).__name__}: {exc}", "exit": int(ExitStatus.REPLICATION_STOPPED)}
+
+
+class Task:
+    """One reader. `gather(text) -> [text]` is allGather (identical lists on all tasks)."""
+
+    def __init__(self, job: SeedJob, index: int, gather):
+        self.job = job
+        self.index = index
+        self._gather = gather
+        self.src = self.tgt = None
+        self.store = SeedStore(job.checkpoint_table, job.server_id)
+
+    def phase(self, fn) -> list:
+        """Run fn here, then wait for every task; all raise _Abort if any failed."""
+        value, error = None, None
+        try:
+            value = fn()
+        except Exception as exc:  # noqa: BLE001 - reported to every task, then raised
+            log.debug("seed task %d failed", self.index, exc_info=True)
+            error = describe(exc)
+        got = [json.loads(g) for g in self._gather(json.dumps({"v": value, "e": error}))]
+        errors = [g["e"] for g in got if g["e"]]
+        if errors:
+            raise _Abort(errors[0])
+        return [g["v"] for g in got]
+
+    def run(self) -> dict:
+        try:
+            self.phase(self._connect)
+            point = self._snapshot()
+            self.phase(lambda: self._prepare(point) if self.index == 0 else None)
+            chunks, rows = self.phase(self._copy(point))[self.index]
+            return {"chunks": chunks, "rows": rows, "point": point.__dict__, "error": None}
+        except _Abort as exc:
+            return {"chunks": 0, "rows": 0, "point": None, "error": exc.error}
+        finally:
+            for conn in (self.src, self.tgt):
+                if conn is not None:
+                    try:
+                        conn.close()
+                    except Exception:  # noqa: BLE001
+                        pass
+
+    # -- phases ---------------------------------------------------------------------------
+    def _connect(self) -> None:
+        self.src = connect(self.job.source)
+        with self.src.cursor() as cur:
+            cur.execute("SET SESSION time_zone = '+00:00', net_write_timeout = 3600,"
+                        " net_read_timeout = 3600")
+            cur.execute("SET SESSION character_set_results = binary")
+        self.tgt = connect(self.job.target, apply_session=True, autocommit=False)
+        with self.tgt.cursor() as cur:
+            cur.execute("SET SESSION foreign_key_checks = 0")
+            cur.execute("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED")
+
+    def _snapshot(self) -> SnapshotPoint:
+        if self.job.flavor == "mariadb":
+            for _ in range(ATTEMPTS):
+                seen = self.phase(self._mariadb_snapshot)
+                if all(p == seen[0] for p in seen):
+                    return SnapshotPoint(*seen[0])
+                self.phase(self.src.rollback)
+            log.info("seed: %d snapshots never agreed; taking a global read lock", ATTEMPTS)
+        self.phase(lambda: read_lock(self.src.cursor(), self.job.lock_timeout)
+                   if self.index == 0 else None)
+        self.phase(lambda: begin_snapshot(self.src.cursor()))
+        return SnapshotPoint(*self.phase(self._locked_position)[0])
+
+    def _mariadb_snapshot(self):
+        with self.src.cursor() as cur:
+            begin_snapshot(cur)
+            file, pos = mariadb_snapshot_position(cur)
+            return [file, pos, mariadb_gtid_at(cur, file, pos)]
+
+    def _locked_position(self):
+        if self.index != 0:
+            return None
+        with self.src.cursor() as cur:
+            try:
+                if self.job.flavor == "mariadb":
+                    file, pos = mariadb_snapshot_position(cur)
+                    return [file, pos, mariadb_gtid_at(cur, file, pos)]
+                return list(binary_log_status(cur))
+            finally:
+                unlock(cur)
+
+    def _prepare(self, point: SnapshotPoint) -> None:
+        """Task 0: nothing changed the tables' definitions since the plan; chunks copied
+        earlier brought forward to the point; the point becomes the seed's position."""
+        check = connect(self.job.source)
+        try:
+            for t in self.job.tables:
+                now = read_table(check, t.source.schema, t.source.table)
+                if now is None or [(c.name, c.type) for c in now.columns] != \
+                        [(c.name, c.type) for c in t.source.columns]:
+                    raise ReplicationStopped(
+                        f"the definition of '{t.name}' on the source changed while the seed "
+                        "started; run `applier seed` again")
+        finally:
+            check.close()
+        job = self.job
+        with self.tgt.cursor() as cur:
+            at = self.store.lock_run(cur, job.run_id, for_update=True)
+        self.tgt.commit()
+        copied: dict[str, set[int]] = {}
+        for c in self.store.chunks(self.tgt):
+            if c.done:
+                copied.setdefault(c.table, set()).add(c.chunk)
+        if at is not None and copied:
+            if position_key(at.log_file, at.log_pos) > position_key(point.log_file,
+                                                                  point.log_pos):
+                raise ReplicationStopped(f"the copied chunks are at {at}, after this "
+                                         f"snapshot ({point}); run `applier seed` again")
+            done = {(t.source.schema, t.source.table): DoneSet(
+                t.key_index, t.bounds, frozenset(copied.get(t.name, ())), t.chunks)
+                for t in job.tables}
+            n = bring_forward(job.source, job.server_id, self.tgt, self.store, job.run_id,
+                              done, at, point, options_for(job.type_conversions,
+                                                           job.column_mapping,
+                                                           job.idempotent or job.keep))
+            log.info("seed: %d transactions brought the copied chunks to %s", n, point)
+        with self.tgt.cursor() as cur:
+            self.store.lock_run(cur, job.run_id, for_update=True)
+            self.store.set_position(cur, job.run_id, point)
+        self.tgt.commit()
+
+    def _copy(self, point: SnapshotPoint):
+        def copy():
+            from applier.convert.decide import Mode
+
+            mode = Mode.parse(self.job.type_conversions)
+            readers = {t.name: ChunkReader.build(t, build_mapping(
+                t.source, t.target, mode, by=self.job.column_mapping)) for t in self.job.tables}
+            return list(copy_pending(self.store, self.job.run_id, point, self.src, self.tgt,
+                                     readers, keep=self.job.keep))
+        return copy
+
+
+# -- Spark -------------------------------------------------------------------------------
+
+def spark_session(master: str | None, readers: int | None = None):
+    """Embedded local[*] (local[readers] when more readers than cores are asked for: they
+    mostly wait on the servers) unless `master` (or spark-submit) says otherwise."""
+    from pyspark import SparkConf
+    from pyspark.sql import SparkSession
+
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    builder = SparkSession.builder.appName("applier-seed")
+    if master:
+        builder = builder.master(master)
+    elif not SparkConf().contains("spark.master"):
+        cores = os.cpu_count() or 1
+        builder = builder.master(f"local[{readers}]" if readers and readers > cores
+                                 else "local[*]")
+    spark = (builder.config("spark.ui.enabled", "false")
+             .config("spark.ui.showConsoleProgress", "false").getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def slots(spark) -> int:
+    return max(1, int(spark.sparkContext.defaultParallelism))
+
+
+def run_readers(spark, job: SeedJob, readers: int) -> list[dict]:
+    """The barrier stage: `readers` tasks, each returning its result dict."""
+    def partition(_):
+        from pyspark import BarrierTaskContext
+
+        ctx = BarrierTaskContext.get()
+        logging.basicConfig(level=logging.INFO, stream=sys.stderr,
+                            format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+        yield Task(job, ctx.partitionId(), ctx.allGather).run()
+
+    rdd = spark.sparkContext.parallelize(range(readers), readers)
+    return rdd.barrier().mapPartitions(partition).collect()

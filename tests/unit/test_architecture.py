@@ -1,0 +1,41 @@
+"""The import graph: no circles, and imports run one way through the layers of
+applier/layers.py (convert -> binlog -> apply -> ops/seed -> sandbox -> cli). The same
+check on the command line: `.venv/bin/python -m applier.layers`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from applier import layers
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def graph():
+    return layers.imports(ROOT)
+
+
+def test_every_module_is_in_a_layer(graph):
+    for module in graph:
+        if module not in layers.ROOTS:
+            layers.rank(module)
+
+
+def test_no_import_circle(graph):
+    assert layers.cycles(graph) == []
+
+
+def test_imports_run_one_way(graph):
+    assert layers.upward(graph) == []
+
+
+def test_the_checks_can_fail():
+    made_up = {"applier.convert.types": {"applier.apply.lookup"},
+               "applier.apply.lookup": {"applier.convert.types"}}
+    assert layers.cycles(made_up) == [["applier.apply.lookup", "applier.convert.types"]]
+    assert layers.upward(made_up) == ["applier.convert.types imports applier.apply.lookup"]
+    with pytest.raises(KeyError, match="no layer"):
+        layers.rank("applier.newfolder.thing")

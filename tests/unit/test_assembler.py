@@ -1,0 +1,151 @@
+"""The assembler without a server: synthetic events in, transactions out (GTID, BEGIN,
+XID, COMMIT, a lone DDL, filtered rows, rotation, heartbeats, an event not understood)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace as NS
+
+import pytest
+
+from applier.binlog import eventtypes as et
+from applier.binlog.assembler import Assembler
+from applier.binlog.events import Position, Statement
+from applier.convert.types import SourceTable
+from applier.errors import ReplicationStopped, TransientError
+
+
+class Source:
+    def __init__(self, table_filter=None):
+        self.log_file = "bin.000001"
+        self.tables: dict = {}
+        self.table_filter = table_filter
+        self.heartbeats = 0
+        self.on_heartbeat = self._beat
+
+    def _beat(self):
+        self.heartbeats += 1
+
+    def library_context(self):
+        raise AssertionError("no compressed events here")
+
+
+def ev(type_code, pos, **fields):
+    return NS(event_type=type_code, packet=NS(log_pos=pos, event_size=10), timestamp=1000,
+              **fields)
+
+
+def gtid(pos, text, type_code=et.GTID, flags=0):
+    return ev(type_code, pos, gtid=text, flags=flags)
+
+
+def query(pos, sql, schema=b"db"):
+    return ev(et.QUERY, pos, query=sql, schema=schema)
+
+
+def feed(asm, events):
+    out = []
+    for e in events:
+        out.extend(asm.feed(e))
+    return out
+
+
+def test_mysql_gtid_begin_statements_xid_make_one_transaction():
+    asm = Assembler(Source())
+    got = feed(asm, [gtid(100, "3e11fa47-71ca-11e1-9e33-c80aa9429562:5"),
+                     query(150, "BEGIN"), query(200, "INSERT INTO t VALUES (1)"),
+                     query(260, "UPDATE t SET a = 2"), ev(et.XID, 300)])
+    assert len(got) == 1
+    txn = got[0]
+    assert txn.end == Position("bin.000001", 300, "3e11fa47-71ca-11e1-9e33-c80aa9429562:5")
+    assert [c.sql for c in txn.changes] == ["INSERT INTO t VALUES (1)", "UPDATE t SET a = 2"]
+    assert all(isinstance(c, Statement) and c.schema == "db" for c in txn.changes)
+    assert txn.timestamp == 1000
+
+
+def test_mariadb_standalone_gtid_then_a_lone_ddl_is_its_own_transaction():
+    asm = Assembler(Source())
+    got = feed(asm, [gtid(100, "0-1-7", et.MARIADB_GTID, flags=0x01),
+                     query(180, "CREATE TABLE t (a INT)")])
+    assert [(t.end, [c.sql for c in t.changes]) for t in got] == [
+        (Position("bin.000001", 180, "0-1-7"), ["CREATE TABLE t (a INT)"])]
+
+
+def test_a_lone_ddl_without_gtid_and_a_mariadb_commit_query():
+    asm = Assembler(Source())
+    got = feed(asm, [query(120, "DROP TABLE x"),
+                     gtid(200, "0-1-8", et.MARIADB_GTID),  # a transaction: no BEGIN follows
+                     query(250, "INSERT INTO t VALUES (1)"), query(300, "COMMIT")])
+    assert [(t.end, [c.sql for c in t.changes]) for t in got] == [
+        (Position("bin.000001", 120, None), ["DROP TABLE x"]),
+        (Position("bin.000001", 300, "0-1-8"), ["INSERT INTO t VALUES (1)"])]
+
+
+def test_filtered_rows_still_yield_an_empty_transaction_to_advance_the_position():
+    src = Source(table_filter=lambda schema, table: False)
+    src.tables[42] = (SourceTable("db", "skip", 42, ()), ())
+    asm = Assembler(src)
+    got = feed(asm, [gtid(100, "u:1"), query(150, "BEGIN"),
+                     ev(et.WRITE_V2, 250, table_id=42), ev(et.XID, 300)])
+    assert [(t.end.log_pos, t.changes) for t in got] == [(300, [])]
+
+
+def test_rotation_heartbeats_and_events_without_data():
+    src = Source()
+    src.tables[1] = "old table map"
+    asm = Assembler(src)
+    got = feed(asm, [ev(et.ROTATE, 4, next_binlog="bin.000002"),
+                     ev(et.HEARTBEAT, 0), ev(et.PREVIOUS_GTIDS, 120),
+                     query(200, "DROP TABLE y")])
+    assert src.log_file == "bin.000002" and src.tables == {} and src.heartbeats == 1
+    assert [t.end for t in got] == [Position("bin.000002", 200, None)]
+
+
+def test_rows_without_a_table_map_and_unknown_events_stop():
+    asm = Assembler(Source())
+    with pytest.raises(ReplicationStopped, match="without a table map"):
+        feed(asm, [gtid(100, "u:1"), ev(et.WRITE_V2, 200, table_id=9)])
+    with pytest.raises(ReplicationStopped, match="INTVAR.*binlog_format=ROW"):
+        Assembler(Source()).feed(ev(et.INTVAR, 300))
+
+
+class Streaming(Source):
+    """A source the assembler can read further events from (`_next_event`)."""
+
+    def __init__(self, events, **kw):
+        super().__init__(**kw)
+        self.events = iter(events)
+
+    def _next_event(self):
+        return next(self.events, None)
+
+
+def test_a_large_transaction_is_handed_over_while_it_is_read():
+    src = Streaming([query(400, "UPDATE t SET a = 3"), query(450, "UPDATE t SET a = 4"),
+                     ev(et.XID, 500), query(600, "DROP TABLE z")],
+                    table_filter=lambda schema, table: False)
+    src.tables[42] = (SourceTable("db", "skip", 42, ()), ())
+    asm = Assembler(src)
+    asm.stream_rows = 1
+    got = feed(asm, [gtid(100, "u:1"), query(150, "BEGIN"), query(200, "UPDATE t SET a = 1"),
+                     query(250, "UPDATE t SET a = 2"), ev(et.WRITE_V2, 300, table_id=42)])
+    assert len(got) == 1 and got[0].streamed
+    txn = got[0]
+    assert txn.end == Position("bin.000001", 300, "u:1")  # so far
+    changes = iter(txn.changes)
+    assert next(changes).sql == "UPDATE t SET a = 1"  # handed over before its end
+    assert [c.sql for c in changes] == ["UPDATE t SET a = 2", "UPDATE t SET a = 3",
+                                        "UPDATE t SET a = 4"]
+    assert txn.end == Position("bin.000001", 500, "u:1")  # final once read whole
+    # the stream goes on after it: the next transaction is a whole one
+    assert [(t.streamed, t.end.log_pos) for t in asm.feed(src._next_event())] == [(False, 600)]
+
+
+def test_a_stream_ending_inside_a_streamed_transaction_is_transient():
+    src = Streaming([], table_filter=lambda schema, table: False)
+    src.tables[42] = (SourceTable("db", "skip", 42, ()), ())
+    asm = Assembler(src)
+    asm.stream_rows = 0
+    txn, = feed(asm, [gtid(100, "u:1"), query(150, "BEGIN"), query(200, "DELETE FROM t"),
+                      ev(et.WRITE_V2, 300, table_id=42)])
+    with pytest.raises(TransientError, match="inside a transaction"):
+        list(txn.changes)

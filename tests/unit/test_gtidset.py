@@ -1,0 +1,58 @@
+"""GTID sets in both servers' notations (applier.binlog.gtidset): no server."""
+
+import pytest
+
+from applier.binlog.gtidset import GtidError, MariaDBGtidPos, MySQLGtidSet, empty, parse_set
+
+U1 = "3e11fa47-71ca-11e1-9e33-c80aa9429562"
+U2 = "0a11fa47-71ca-11e1-9e33-c80aa9429562"
+
+
+def test_mysql_adds_and_merges_intervals():
+    s = empty("mysql")
+    for n in (1, 2, 3, 5):
+        s = s.add(f"{U1}:{n}")
+    assert str(s) == f"{U1}:1-3:5"
+    assert str(s.add(f"{U1}:4")) == f"{U1}:1-5"
+    assert f"{U1}:5" in s and f"{U1}:4" not in s
+
+
+def test_mysql_tags_are_kept_sorted_and_lower_case():
+    s = parse_set(f"{U1}:1-3").add(f"{U1}:Batch:1").add(f"{U1}:batch:2")
+    assert str(s) == f"{U1}:1-3:batch:1-2"
+    assert s.has_tags
+    assert f"{U1}:batch:2" in s and f"{U1}:2" in s and f"{U1}:batch:3" not in s
+
+
+def test_mysql_parses_server_output_and_sorts_uuids():
+    text = f"{U1.upper()}:1-5:7,\n{U2}:1-2:x_1:4"
+    s = parse_set(text)
+    assert isinstance(s, MySQLGtidSet)
+    assert str(s) == f"{U2}:1-2:x_1:4,{U1}:1-5:7"
+    assert parse_set(str(s)) == s
+
+
+def test_mariadb_keeps_the_last_gtid_per_domain():
+    s = parse_set("0-1-5,2-1-7")
+    assert isinstance(s, MariaDBGtidPos)
+    s = s.add("0-2-6").add("1-1-1")
+    assert str(s) == "0-2-6,1-1-1,2-1-7"
+    assert "0-1-3" in s and "0-2-9" not in s
+
+
+@pytest.mark.parametrize("bad", [f"{U1}", f"{U1}:0", f"{U1}:5-3", "nope:1", f"{U1}:1:-x"])
+def test_mysql_refuses_malformed(bad):
+    with pytest.raises(GtidError):
+        MySQLGtidSet.parse(bad)
+
+
+def test_mariadb_refuses_duplicate_domains_and_bad_items():
+    with pytest.raises(GtidError):
+        MariaDBGtidPos.parse("0-1-5,0-1-6")
+    with pytest.raises(GtidError):
+        empty("mariadb").add("0-1")
+
+
+def test_empty_sets_format_empty():
+    assert str(empty("mysql")) == "" and str(empty("mariadb")) == ""
+    assert not parse_set("", "mariadb") and isinstance(parse_set("", "mariadb"), MariaDBGtidPos)

@@ -1,0 +1,79 @@
+"""Whole table plans from a source/target table pair, without a server (as Vitess's
+TestBuildPlayerPlan): the lookup chosen and the statement text of every kind."""
+
+from applier.apply.plans import TablePlan
+from applier.convert.decide import Mode
+from applier.convert.mapping import build_mapping
+from applier.convert.types import Column, Index, SourceTable, SqlType, TargetTable
+
+INT = SqlType("int")
+TEXT = SqlType("varchar", length=20, charset="utf8mb4")
+JSON = SqlType("json")
+
+
+def pair(target_indexes, target_extra=(), source_names=("id", "name", "n")):
+    types = {"id": INT, "name": TEXT, "n": INT, "doc": JSON}
+    source = SourceTable("db", "t", 7, tuple(Column(i, n, types[n])
+                                             for i, n in enumerate(source_names)))
+    names = list(source_names) + list(target_extra)
+    target = TargetTable("db", "t", tuple(Column(i, n, types.get(n, INT), nullable=n != "id")
+                                          for i, n in enumerate(names)),
+                         tuple(target_indexes))
+    return TablePlan(build_mapping(source, target, Mode()))
+
+
+def test_primary_key_table_plan():
+    plan = pair([Index("PRIMARY", ("id",), True)], target_extra=("extra",))
+    assert plan.describe() == {
+        "lookup": "primary key PRIMARY (id)",
+        "insert": "INSERT INTO `db`.`t` (`id`, `name`, `n`) VALUES (%s, %s, %s), (%s, %s, %s)",
+        "upsert": "INSERT INTO `db`.`t` (`id`, `name`, `n`) VALUES (%s, %s, %s) ON DUPLICATE"
+                  " KEY UPDATE `id` = VALUES(`id`), `name` = VALUES(`name`), `n` = VALUES(`n`)",
+        "update": "UPDATE `db`.`t` SET `id` = %s, `name` = %s, `n` = %s WHERE `id` = %s",
+        "delete": "DELETE FROM `db`.`t` WHERE `id` = %s",
+        "delete_keys": "DELETE FROM `db`.`t` WHERE `id` IN (%s, %s)",
+        "update_batch": "UPDATE `db`.`t` AS `t` JOIN (SELECT %s AS k0, %s AS v0, %s AS v1,"
+                        " %s AS v2 UNION ALL SELECT %s, %s, %s, %s) AS `n` ON `t`.`id` = `n`.k0"
+                        " SET `t`.`id` = `n`.v0, `t`.`name` = `n`.v1, `t`.`n` = `n`.v2",
+    }
+
+
+def test_keyless_table_plan_scans_comparing_strings_byte_for_byte():
+    plan = pair([])
+    assert plan.describe() == {
+        "lookup": "table scan comparing (id, name, n)",
+        "insert": "INSERT INTO `db`.`t` (`id`, `name`, `n`) VALUES (%s, %s, %s), (%s, %s, %s)",
+        "upsert": "INSERT INTO `db`.`t` (`id`, `name`, `n`) VALUES (%s, %s, %s) ON DUPLICATE"
+                  " KEY UPDATE `id` = VALUES(`id`), `name` = VALUES(`name`), `n` = VALUES(`n`)",
+        "update": "UPDATE `db`.`t` SET `id` = %s, `name` = %s, `n` = %s WHERE `id` <=> %s AND"
+                  " `name` <=> %s AND `n` <=> %s AND CAST(`name` AS BINARY) <=> CAST(CONVERT(%s"
+                  " USING utf8mb4) AS BINARY) LIMIT 1",
+        "delete": "DELETE FROM `db`.`t` WHERE `id` <=> %s AND `name` <=> %s AND `n` <=> %s AND"
+                  " CAST(`name` AS BINARY) <=> CAST(CONVERT(%s USING utf8mb4) AS BINARY)"
+                  " LIMIT 1",
+    }
+
+
+def test_minimal_before_image_finds_rows_by_the_key_it_has():
+    plan = pair([Index("PRIMARY", ("id",), True), Index("k_n", ("n",), False)])
+    got = plan.describe(before=frozenset({"n"}))
+    assert got["lookup"] == "index k_n (n)"
+    assert got["delete"] == "DELETE FROM `db`.`t` WHERE `n` <=> %s LIMIT 1"
+    assert "delete_keys" not in got and "update_batch" not in got
+
+
+def test_json_target_tables_update_row_by_row():
+    plan = pair([Index("PRIMARY", ("id",), True)], source_names=("id", "doc"))
+    assert not plan.set_updates
+    assert "update_batch" not in plan.describe() and "delete_keys" in plan.describe()
+
+
+def test_statement_text_is_built_once_per_column_set_and_row_count():
+    plan = pair([Index("PRIMARY", ("id",), True)])
+    cols = ("id", "name", "n")
+    assert plan.insert(cols, 3) is plan.insert(cols, 3)
+    assert plan.insert(cols, 3) != plan.insert(cols, 2)
+    key = plan.lookup(frozenset(cols))
+    assert key is plan.lookup(frozenset(cols))
+    assert plan.update(key, cols) is plan.update(key, cols)
+    assert plan.update(key, ("n",)) == "UPDATE `db`.`t` SET `n` = %s WHERE `id` = %s"
