@@ -68,6 +68,9 @@ def literal_expr(column: str, t: SqlType) -> str:
     return f"CAST({column} + 0 AS CHAR)"  # bit, enum, set: by number
 
 
+COUNT_CHECK_CHUNKS = 20  # below this many chunks' rows, TABLE_ROWS is checked by a count
+
+
 def integer_bounds(lo: int, hi: int, rows: int, chunk_rows: int) -> list[Boundary]:
     """Equal-width boundaries splitting [lo, hi] into about rows/chunk_rows chunks."""
     n = max(1, math.ceil(rows / max(1, chunk_rows)))
@@ -87,7 +90,7 @@ def compute_bounds(conn, plan: TablePlan, chunk_rows: int) -> list[Boundary]:
         cur.execute("SELECT TABLE_ROWS FROM information_schema.TABLES"
                     " WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s", (plan.schema, plan.table))
         row = cur.fetchone()
-        estimate = int(row[0] or 0) if row else 0
+        estimate = _checked_estimate(cur, plan, int(row[0] or 0) if row else 0, chunk_rows)
         if len(key) == 1 and key[0].source_type.group == INTEGER:
             cur.execute(f"SELECT MIN({cols[0]}), MAX({cols[0]}) FROM {plan.qualified}")
             lo, hi = cur.fetchone()
@@ -97,6 +100,17 @@ def compute_bounds(conn, plan: TablePlan, chunk_rows: int) -> list[Boundary]:
     if estimate <= chunk_rows:
         return []
     return _sampled_bounds(conn, plan, cols, chunk_rows)
+
+
+def _checked_estimate(cur, plan: TablePlan, estimate: int, chunk_rows: int) -> int:
+    """TABLE_ROWS, unless it is small and may be stale (InnoDB recalculates its statistics
+    in the background, seconds after a bulk load): then a count bounded by
+    COUNT_CHECK_CHUNKS chunks, so a freshly loaded table is not read as one chunk."""
+    cap = COUNT_CHECK_CHUNKS * max(1, chunk_rows)
+    if estimate >= cap:
+        return estimate
+    cur.execute(f"SELECT COUNT(*) FROM (SELECT 1 FROM {plan.qualified} LIMIT {cap}) rc")
+    return max(estimate, int(cur.fetchone()[0]))
 
 
 def _sampled_bounds(conn, plan: TablePlan, cols: list[str], chunk_rows: int) -> list[Boundary]:
