@@ -16,9 +16,12 @@ from pathlib import Path
 import pymysql
 import pytest
 
+from applier.apply.schema import read_table
+from applier.convert.decide import Mode
 from applier.convert.types import SqlType
-from reconcile import hashing, job
+from reconcile import chunking, hashing, job
 from reconcile.expected import read_expr
+from reconcile.plan import build_plan
 from tests.integration.harness import toml_config
 
 pytestmark = [pytest.mark.integration]
@@ -198,3 +201,26 @@ def test_verbose_output_never_shows_the_password(servers, source_db, target_db,
             with conn.cursor() as cur:
                 cur.execute(f"DROP USER '{user}'@'%'")
             conn.close()
+
+
+# -- chunking: stale statistics ------------------------------------------------------------
+
+def test_a_freshly_loaded_table_is_chunked_by_its_rows_not_by_stale_statistics(source_db):
+    """InnoDB's row estimate (TABLE_ROWS) may lag a bulk load; with automatic
+    recalculation off it stays where it was (MySQL 9.7 reports 0 here; MariaDB keeps a
+    live count). The plan counts (bounded) instead of reading such a table as one
+    chunk."""
+    source_db.execute("CREATE TABLE fresh (id INT PRIMARY KEY, v INT)"
+                      " STATS_PERSISTENT=1 STATS_AUTO_RECALC=0")
+    source_db.execute("ANALYZE TABLE fresh")  # statistics of the empty table, kept
+    source_db.execute("CREATE TABLE digits (d INT)")
+    source_db.execute("INSERT INTO digits VALUES (0),(1),(2),(3),(4),(5),(6),(7),(8),(9)")
+    source_db.execute("INSERT INTO fresh SELECT a.d + 10*b.d + 100*c.d + 1000*e.d"
+                      " + 10000*f.d, 1 FROM digits a, digits b, digits c, digits e,"
+                      " digits f WHERE f.d < 5")
+    table = read_table(source_db.conn, source_db.schema, "fresh")
+    plan = build_plan(table, table, Mode.parse("ALL_NON_LOSSY"))
+    bounds = chunking.compute_bounds(source_db.conn, plan, chunk_rows=10_000)
+    assert len(bounds) + 1 == 5, bounds
+    cuts = [int(b[0]) for b in bounds]
+    assert cuts == sorted(cuts) and 0 < cuts[0] < cuts[-1] < 49_999
