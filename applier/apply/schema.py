@@ -16,7 +16,8 @@ import logging
 import time
 from collections.abc import Callable, Iterable
 
-from applier.convert.types import Column, Index, TargetTable, target_type
+from applier.convert.columndefs import target_type
+from applier.convert.types import Column, Index, TargetTable
 
 log = logging.getLogger(__name__)
 

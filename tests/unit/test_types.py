@@ -5,6 +5,7 @@ from types import SimpleNamespace
 import pytest
 
 from applier.convert import charsets
+from applier.convert.columndefs import parse_members, target_type
 from applier.convert.types import (
     BINARY,
     BIT,
@@ -17,9 +18,7 @@ from applier.convert.types import (
     SqlType,
     adopt_charset,
     metadata_of,
-    parse_members,
     source_type,
-    target_type,
 )
 
 UTF8MB4 = 255  # utf8mb4_0900_ai_ci
