@@ -29,8 +29,8 @@ from applier.errors import (
     ExitStatus,
     TransientError,
 )
-from applier.ops import service
 from applier.ops.metrics import Metrics
+from applier.ops.statusfile import StatusFile
 
 log = logging.getLogger(__name__)
 
@@ -112,6 +112,7 @@ class Daemon:
         self.outage = Outage(self.reconnect_for)
         self.live = LiveState()
         self.metrics = Metrics(None)  # the endpoint opens in run(), after the pid file
+        self.status_file = StatusFile(config.daemon.state_dir)
         self._stopping = False
         self._in_apply = False
         self._replicated = False  # the source stream has sent events: outages are retried
@@ -152,6 +153,7 @@ class Daemon:
             return self._stopped_on(exc)
         finally:
             self.metrics.close()
+            self.status_file.close()  # what is pending is written; later writes are at once
             if self.notify:
                 self.notify.stopping()
         self._set_state("stopped")
@@ -184,13 +186,10 @@ class Daemon:
         return exc.exit_status
 
     def _set_state(self, state: str) -> None:
+        """A new state (or the idle heartbeat): the status file is written at once."""
         self.live.state = state
         self.metrics.set_state(state)
-        try:
-            os.makedirs(self.cfg.daemon.state_dir, exist_ok=True)
-            service.write_status(self.cfg.daemon.state_dir, self.live.as_status())
-        except OSError as exc:
-            log.warning("cannot write the status file in %s: %s", self.cfg.daemon.state_dir, exc)
+        self.status_file.update(self.live.as_status(), now=True)
 
     def _session(self) -> None:
         """One connected session: resume from the committed checkpoint and apply."""
@@ -271,4 +270,8 @@ class Daemon:
             self.metrics.lookup(kind, n)
         if self.notify:
             self.notify.watchdog()
-        self._set_state("running")
+        # metrics first, then the snapshot: a status file showing this transaction never
+        # runs ahead of the metrics; it is written within FLUSH_EVERY (statusfile.py)
+        self.live.state = "running"
+        self.metrics.set_state("running")
+        self.status_file.update(self.live.as_status())

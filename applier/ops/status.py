@@ -3,11 +3,14 @@ named like SHOW REPLICA STATUS. Works whether the daemon runs or not."""
 
 from __future__ import annotations
 
-from applier.apply.checkpoint import Checkpoint
+import time
+
+from applier.apply.checkpoint import Checkpoint, Saved
 from applier.apply.target import connect
 from applier.config import Config
 from applier.errors import ApplierError
 from applier.ops import service
+from applier.ops.statusfile import FLUSH_EVERY
 
 FIELDS = ("state", "channel", "source_log_file", "source_log_pos", "gtid_executed", "last_gtid",
           "seconds_behind_source", "last_error_code", "last_error", "last_error_position",
@@ -15,8 +18,9 @@ FIELDS = ("state", "channel", "source_log_file", "source_log_pos", "gtid_execute
 
 
 def collect_status(cfg: Config) -> dict:
-    live = service.read_status(cfg.daemon.state_dir) or {}
     pid = service.running_pid(cfg.daemon.state_dir)
+    saved, target_error = _committed(cfg)
+    live = _live(cfg.daemon.state_dir, pid, saved)
     result = {k: live.get(k) for k in FIELDS}
     result["channel"] = cfg.replication.channel
     # the live file holds the last transaction's GTID; the set comes from the checkpoint
@@ -31,16 +35,9 @@ def collect_status(cfg: Config) -> dict:
                               "stopped — see its log; start resumes at the checkpoint")
     else:
         result["state"] = live.get("state") or "starting"
-    try:
-        conn = connect(cfg.target, connect_timeout=5, section="target")
-    except ApplierError as exc:
-        result["target_error"] = str(exc)
+    if target_error is not None:
+        result["target_error"] = target_error
         return result
-    try:
-        r = cfg.replication
-        saved = Checkpoint(r.checkpoint_table, r.server_id, r.channel).load(conn)
-    finally:
-        conn.close()
     if saved is not None:  # the committed truth wins over the live file
         result.update(source_log_file=saved.position.log_file,
                       source_log_pos=saved.position.log_pos,
@@ -50,6 +47,35 @@ def collect_status(cfg: Config) -> dict:
                       rows_applied=saved.rows_applied,
                       checkpoint_updated_at=saved.updated_at)
     return result
+
+
+def _committed(cfg: Config) -> tuple[Saved | None, str | None]:
+    """The checkpoint committed on the target, or why it cannot be read."""
+    try:
+        conn = connect(cfg.target, connect_timeout=5, section="target")
+    except ApplierError as exc:
+        return None, str(exc)
+    try:
+        r = cfg.replication
+        return Checkpoint(r.checkpoint_table, r.server_id, r.channel).load(conn), None
+    finally:
+        conn.close()
+
+
+def _live(state_dir: str, pid: int | None, saved: Saved | None) -> dict:
+    """The daemon's status file. A running daemon writes it at most FLUSH_EVERY seconds
+    after a commit: while it shows fewer transactions than the checkpoint just read, wait
+    for that write (a bounded wait), so its counts (lookups) agree with the checkpoint's
+    and with the metrics, which the daemon updates before the file."""
+    live = service.read_status(state_dir) or {}
+    if pid is None or saved is None:
+        return live
+    deadline = time.monotonic() + 4 * FLUSH_EVERY
+    while ((live.get("transactions_applied") or 0) < saved.transactions_applied
+           and time.monotonic() < deadline and service.running_pid(state_dir) == pid):
+        time.sleep(0.05)
+        live = service.read_status(state_dir) or {}
+    return live
 
 
 def format_status(s: dict) -> str:

@@ -264,6 +264,39 @@ def _metrics_workload(ops: Ops, url: str) -> None:
     assert "1205" in ops.log_text() and "retrying" in ops.log_text()
 
 
+def test_status_file_follows_commits_and_agrees_with_status_and_metrics(make_ops):
+    """The daemon writes status.json at most every FLUSH_EVERY seconds, not per
+    transaction: it still reaches the committed position by itself, `status` and the
+    metrics agree at once, and the stop writes the last state."""
+    port = free_port()
+    ops = make_ops(metrics_port=port)
+    url = f"http://127.0.0.1:{port}/metrics"
+    r = ops.replica
+    r.src("CREATE TABLE t (id INT PRIMARY KEY, v INT)")
+    r.tgt("CREATE TABLE t (id INT PRIMARY KEY, v INT)")
+    ops.start()
+    ops.wait_status("state running", lambda s: s["state"] == "running")
+    r.src("INSERT INTO t VALUES " + ", ".join(f"({i}, 0)" for i in range(200)))
+    r.src(*[f"UPDATE t SET v = {i + 1} WHERE id = {i}" for i in range(200)])  # 200 txns
+    st = ops.caught_up()
+    m = _metrics(url)
+    assert st["transactions_applied"] == m["applier_transactions_applied_total"]
+    assert st["rows_applied"] == m["applier_rows_applied_total"] == 400
+    assert st["lookups"]["primary_key"] == m['applier_lookups_total{kind="primary_key"}'] == 200
+    committed = (st["source_log_file"], st["source_log_pos"])
+    # the file itself reaches the committed position with no further transaction
+    live = wait_for("status.json at the checkpoint", lambda: (
+        (f := service.read_status(ops.state_dir)) and
+        (f["source_log_file"], f["source_log_pos"]) == committed and f))
+    assert live["transactions_applied"] == st["transactions_applied"]
+    assert live["lookups"] == st["lookups"]
+    assert "applier: stopped" in ops.cli("stop").stdout
+    final = service.read_status(ops.state_dir)
+    assert final["state"] == "stopped"
+    assert (final["source_log_file"], final["source_log_pos"]) == committed == r.checkpoint()
+    assert final["transactions_applied"] == st["transactions_applied"]
+
+
 # -- 7. systemd notify and watchdog --------------------------------------------------------
 
 
