@@ -138,8 +138,8 @@ def run_check(cfg: Config) -> dict:
     warnings = [f"source {k} is {settings[k]!r}; {v} is recommended (column names, "
                 f"signedness and charsets in the table map)" for k, v in RECOMMENDED.items()
                 if str(settings[k]).upper() != v]
-    source = connect(cfg.source)
-    target = connect(cfg.target)
+    source = connect(cfg.source, section="source")
+    target = connect(cfg.target, section="target")
     try:
         reports = []
         skip = tuple(r.checkpoint_table.split(".", 1))

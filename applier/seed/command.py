@@ -198,9 +198,9 @@ def run_seed(cfg: Config, opt: Options, out=sys.stderr) -> SnapshotPoint:
     r = cfg.replication
     mode = Mode.parse(r.type_conversions)
     store = SeedStore(r.checkpoint_table, r.server_id)
-    src = connect(cfg.source)
-    tgt = connect(cfg.target, autocommit=False)
-    guard = connect(cfg.target)
+    src = connect(cfg.source, section="source")
+    tgt = connect(cfg.target, autocommit=False, section="target")
+    guard = connect(cfg.target, section="target")
     try:
         if not _rows(guard, "SELECT GET_LOCK(%s, 0)", (f"applier_seed_{r.server_id}",))[0][0]:
             raise SeedFailed(f"another `applier seed` runs for server_id {r.server_id}")

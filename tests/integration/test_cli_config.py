@@ -121,3 +121,25 @@ def test_unreachable_servers_exit_4_with_one_line(config_dir):
         last = run.stderr.strip().splitlines()[-1]
         assert "cannot connect" in last and re.search(r"127\.0\.0\.1:[12]\b", last), run.stderr
         assert SECRET not in run.stderr + run.stdout
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("command,section", [("check", "target"), ("seed", "source")])
+def test_a_refused_login_exits_4_naming_the_section(applier_config, tmp_path, command,
+                                                    section):
+    """check and seed, like start, name the [section] whose login failed, never the
+    password, and exit 4 at once (no wait cures a refused login)."""
+    from dataclasses import replace
+
+    from tests.integration.harness import toml_config
+
+    wrong = "wr0ng-PW-Lq27"
+    server = replace(getattr(applier_config, section), password=wrong)
+    config = tmp_path / "applier.toml"
+    config.write_text(toml_config(replace(applier_config, **{section: server})))
+    config.chmod(0o600)
+    run = _run(config, command)
+    lines = run.stderr.strip().splitlines()
+    assert run.returncode == ExitStatus.CANNOT_CONNECT, run.stderr
+    assert len(lines) == 1 and f"[{section}]" in lines[0] and "login refused" in lines[0], lines
+    assert wrong not in run.stderr + run.stdout
