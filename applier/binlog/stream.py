@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import logging
 import re
+import socket
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -214,6 +215,7 @@ class BinlogSource:
         self._stream: BinLogStreamReader | None = None
         self._stream_connections = 0
         self._received = False  # any event read: later failures are transient
+        self._interrupted = False  # interrupt() was called: stop reading
 
     @classmethod
     def from_config(cls, config: Config, checkpoint: Position | None = None, *,
@@ -256,6 +258,19 @@ class BinlogSource:
         if assembler.open:
             log.warning("stream ended inside a transaction at %s; not applied", where)
 
+    def interrupt(self) -> None:
+        """Make a read blocked in another thread (the daemon's reader thread) fail now:
+        the stream's socket is shut down; `close` still follows, in the reading thread's
+        absence."""
+        self._interrupted = True
+        conn = getattr(self._stream, "_stream_connection", None)
+        sock = getattr(conn, "_sock", None)
+        if sock is not None:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:  # already closed
+                pass
+
     @property
     def received(self) -> bool:
         """The stream has delivered events (replication ran in this session)."""
@@ -295,6 +310,8 @@ class BinlogSource:
         return pymysql.connect(**kwargs)
 
     def _next_event(self):
+        if self._interrupted:
+            raise TransientError("reading the source binlog was interrupted")
         try:
             event = self._stream.fetchone()
             self._received = True

@@ -29,6 +29,7 @@ from applier.errors import (
     ExitStatus,
     TransientError,
 )
+from applier.ops import pipeline as pipe
 from applier.ops.metrics import Metrics
 from applier.ops.statusfile import StatusFile
 
@@ -116,6 +117,7 @@ class Daemon:
         self._stopping = False
         self._in_apply = False
         self._replicated = False  # the source stream has sent events: outages are retried
+        self.overlap = True  # read and decode in a thread while applying (bench: off to profile)
         r = config.replication
         self.checkpoint = Checkpoint(r.checkpoint_table, r.server_id, r.channel)
         self.options = Options(mode=Mode.parse(r.type_conversions),
@@ -226,20 +228,30 @@ class Daemon:
             target.close()
 
     def _loop(self, source, applier: TransactionApplier) -> None:
+        """Apply what the source yields, in order; with ``overlap`` a reader thread reads
+        and decodes ahead while this thread applies (applier.ops.pipeline)."""
         every = max(1, self.cfg.daemon.progress_every)
-        for txn in source:
-            self._in_apply = True
-            try:
-                rows = applier.apply(txn)
-            finally:
-                self._in_apply = False
-            self._applied(txn, rows, applier.lookups)
-            if self.live.totals.transactions % every == 0:
-                log.info("applied %d transactions (%d rows), at %s, %s s behind source",
-                         self.live.totals.transactions, self.live.totals.rows, txn.end,
-                         self.live.seconds_behind_source)
-            if self._stopping:
-                raise StopRequested()
+        pipeline = pipe.Pipeline(source) if self.overlap else None
+        try:
+            for txn in pipeline if pipeline is not None else source:
+                if txn is pipe.HEARTBEAT:
+                    self._heartbeat()
+                    continue
+                self._in_apply = True
+                try:
+                    rows = applier.apply(txn)
+                finally:
+                    self._in_apply = False
+                self._applied(txn, rows, applier.lookups)
+                if self.live.totals.transactions % every == 0:
+                    log.info("applied %d transactions (%d rows), at %s, %s s behind source",
+                             self.live.totals.transactions, self.live.totals.rows, txn.end,
+                             self.live.seconds_behind_source)
+                if self._stopping:
+                    raise StopRequested()
+        finally:
+            if pipeline is not None:
+                pipeline.close()
         if not self.until_caught_up:  # a stream that ends is an outage, not the end
             raise TransientError("the source binlog stream ended; resume from the last "
                                  "checkpoint")

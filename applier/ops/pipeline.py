@@ -1,0 +1,186 @@
+"""Reading overlapped with applying: a reader thread reads and decodes the source's
+transactions while the daemon's thread applies the earlier ones (pymysql releases the GIL
+while it waits for the target, so the decoding runs then).
+
+Guarantees (tests/unit/test_pipeline.py, tests/integration/test_pipeline.py):
+
+  * order: one FIFO; the applier gets every transaction, heartbeat and error in the order
+    the reader produced them, nothing skipped or repeated;
+  * one source transaction is still one target transaction: the applier thread applies
+    it whole with its checkpoint (a streamed transaction's changes arrive in chunks
+    through the same queue, consumed inside that one target transaction);
+  * an error in the reader (a row that cannot be decoded, an event not understood, the
+    connection lost) is raised in the applier thread, the very exception object, at the
+    point of the stream where it happened: inside a streamed transaction it is raised
+    while applying it, so that transaction rolls back; otherwise after the transactions
+    read before it were applied. Messages and exit statuses are the reader's own;
+  * bounded memory: at most ``budget`` row changes (and ``depth`` items) wait in the queue;
+  * stopping: `close` interrupts the reader (its socket is shut down) and joins it; what
+    was read ahead and not applied is dropped, and the next session resumes at the
+    checkpoint as before.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import deque
+from collections.abc import Iterator
+
+from applier.binlog.assembler import STREAM_ROWS
+from applier.binlog.events import RowChange, Statement, Transaction
+
+log = logging.getLogger(__name__)
+
+HEARTBEAT = object()  # yielded when the source sent a heartbeat (idle, caught up)
+IDLE = object()  # Handoff.get: nothing arrived within the timeout
+CHUNK = 1000  # row changes per item of a streamed transaction
+BUDGET = 4 * STREAM_ROWS  # row changes waiting in the queue at most (one item may exceed)
+DEPTH = 256  # items waiting in the queue at most
+
+_DONE, _ERROR, _TXN, _PART, _END = range(5)
+
+
+class _Closed(Exception):
+    """The applier side went away: the reader ends."""
+
+
+class Handoff:
+    """A FIFO bounded by the row changes it holds (and its number of items)."""
+
+    def __init__(self, budget: int = BUDGET, depth: int = DEPTH):
+        self.budget, self.depth = budget, depth
+        self._items: deque = deque()
+        self._weight = 0
+        self._cond = threading.Condition()
+        self._closed = False
+
+    def put(self, item, weight: int = 0, *, force: bool = False) -> None:
+        """Wait for room (an empty queue always has room), then append."""
+        with self._cond:
+            while (not force and not self._closed and self._items
+                   and (self._weight + weight > self.budget or len(self._items) >= self.depth)):
+                self._cond.wait()
+            if self._closed:
+                raise _Closed()
+            self._items.append((item, weight))
+            self._weight += weight
+            self._cond.notify_all()
+
+    def get(self, timeout: float | None = None):
+        """The next item, or IDLE when none arrived within ``timeout`` seconds."""
+        with self._cond:
+            if not self._items:
+                self._cond.wait_for(lambda: self._items, timeout)
+                if not self._items:
+                    return IDLE
+            item, weight = self._items.popleft()
+            self._weight -= weight
+            self._cond.notify_all()
+            return item
+
+    def close(self) -> None:
+        with self._cond:
+            self._closed = True
+            self._items.clear()
+            self._weight = 0
+            self._cond.notify_all()
+
+
+class Pipeline:
+    """Iterate to get, in order, Transactions and HEARTBEATs; ends when the source ends
+    (``--until-caught-up``).
+
+    source: an iterable of Transactions whose ``on_heartbeat`` is called while it is
+    iterated (BinlogSource) and, optionally, ``interrupt()`` to unblock a read."""
+
+    def __init__(self, source, *, budget: int = BUDGET, depth: int = DEPTH):
+        self.source = source
+        self.queue = Handoff(budget, depth)
+        source.on_heartbeat = self._heartbeat  # called in the reader thread
+        self._thread = threading.Thread(target=self._read, name="binlog-reader", daemon=True)
+        self._started = False
+
+    # -- the reader thread ------------------------------------------------------------
+    def _heartbeat(self) -> None:
+        self.queue.put((_TXN, HEARTBEAT))
+
+    def _read(self) -> None:
+        try:
+            for txn in self.source:
+                if not txn.streamed:
+                    self.queue.put((_TXN, txn), len(txn.changes))
+                    continue
+                self.queue.put((_TXN, Transaction(txn.end, [], txn.timestamp, streamed=True)))
+                part: list[RowChange | Statement] = []
+                for change in txn.changes:  # reads the binlog on, in this thread
+                    part.append(change)
+                    if len(part) >= CHUNK:
+                        self.queue.put((_PART, part, txn.end), len(part))
+                        part = []
+                self.queue.put((_END, part, txn.end, txn.timestamp), len(part))
+            self.queue.put((_DONE,))
+        except _Closed:
+            return
+        except BaseException as exc:  # noqa: BLE001 - handed to the applier thread
+            try:
+                self.queue.put((_ERROR, exc), force=True)
+            except _Closed:
+                return
+
+    # -- the applier thread -----------------------------------------------------------
+    def __iter__(self) -> Iterator:
+        if not self._started:
+            self._started = True
+            self._thread.start()
+        while True:
+            item = self.queue.get()
+            kind = item[0]
+            if kind == _DONE:
+                return
+            if kind == _ERROR:
+                raise item[1]
+            if kind != _TXN:
+                raise AssertionError(f"pipeline: a part of a streamed transaction out of"
+                                     f" place ({kind})")
+            txn = item[1]
+            if txn is not HEARTBEAT and txn.streamed:
+                txn.changes = self._parts(txn)
+            yield txn
+
+    def _parts(self, txn: Transaction):
+        """A streamed transaction's changes, chunk by chunk from the reader; its end and
+        timestamp are final once exhausted (as when read in this thread)."""
+        while True:
+            item = self.queue.get()
+            kind = item[0]
+            if kind == _ERROR:
+                raise item[1]
+            if kind == _TXN and item[1] is HEARTBEAT:
+                continue
+            if kind not in (_PART, _END):
+                raise AssertionError(f"pipeline: a streamed transaction ended without its"
+                                     f" end ({kind})")
+            txn.end = item[2]
+            yield from item[1]
+            if kind == _END:
+                txn.timestamp = item[3]
+                return
+
+    def close(self) -> None:
+        """Stop the reader (it may be waiting for the source or for room) and wait for it."""
+        self.queue.close()
+        if not self._started:
+            return
+        interrupt = getattr(self.source, "interrupt", None)
+        if interrupt is not None:
+            interrupt()
+        self._thread.join(timeout=30)
+        if self._thread.is_alive():
+            log.warning("the binlog reader thread did not end within 30 s")
+
+    def __enter__(self) -> Pipeline:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
