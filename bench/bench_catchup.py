@@ -104,13 +104,15 @@ def native(flavor: str, src, target, start, end) -> float:
     return elapsed
 
 
-def ours(src_cfg, tgt_cfg, start, state: Path, profile: bool) -> tuple[float, int, str]:
+def ours(src_cfg, tgt_cfg, start, state: Path, profile: bool,
+         overlap: bool = True) -> tuple[float, int, str]:
     cfg = Config(source=src_cfg, target=tgt_cfg,
                  replication=dataclasses.replace(
                      ReplicationConfig(), start=f"{start.log_file}:{start.log_pos}",
                      do_tables=("bench.%",), checkpoint_table="bench_meta.checkpoint"),
                  daemon=DaemonConfig(state_dir=str(state), progress_every=10**9))
     daemon = Daemon(cfg, until_caught_up=True)
+    daemon.overlap = overlap  # the reader thread (cProfile sees only this thread: off)
     prof = cProfile.Profile() if profile else None
     t0 = time.perf_counter()
     if prof:
@@ -132,7 +134,8 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=200000, help="rows inserted")
     ap.add_argument("--dir", default="/tmp/bench-catchup")
     ap.add_argument("--flavor", choices=["mysql", "mariadb"], default="mariadb")
-    ap.add_argument("--profile", action="store_true", help="cProfile the applier's catch-up")
+    ap.add_argument("--profile", action="store_true", help="cProfile the applier's catch-up"
+                    " (without the reader thread, so that the profile sees all the work)")
     args = ap.parse_args()
     info = Sandbox(Path(args.dir), flavor=args.flavor).up()
     try:
@@ -156,8 +159,13 @@ def main() -> None:
             if args.flavor == "mysql" else _one(target, "SELECT @@slave_parallel_threads")
         _reset_target(target)
         t_ours, status, top = ours(src_cfg, tgt_cfg, start, Path(args.dir) / "state",
-                                   args.profile)
+                                   args.profile, overlap=not args.profile)
         got_ours = _one(target, CHECK)
+        serial = None
+        if not args.profile:  # the same, without the reader thread: what the overlap gives
+            _reset_target(target)
+            serial = ours(src_cfg, tgt_cfg, start, Path(args.dir) / "state2", False,
+                          overlap=False)[:2] + (_one(target, CHECK),)
         print(f"{args.flavor}: {changes} row changes (source wrote them in {t_write:.1f} s)")
         print(f"the server's replica (parallel workers {workers[0]}): {t_native:.2f} s, "
               f"{changes / t_native:,.0f} row changes/s, result "
@@ -165,6 +173,11 @@ def main() -> None:
         print(f"applier: {t_ours:.2f} s, {changes / t_ours:,.0f} row changes/s, exit status "
               f"{status}, result {'equal' if got_ours == want else 'DIFFERS'}")
         print(f"ratio (server's time / applier's time): {t_native / t_ours:.3f}")
+        if serial is not None:
+            t_serial, status2, got2 = serial
+            print(f"applier without the reader thread: {t_serial:.2f} s, "
+                  f"{changes / t_serial:,.0f} row changes/s, exit status {status2}, result "
+                  f"{'equal' if got2 == want else 'DIFFERS'}, ratio {t_native / t_serial:.3f}")
         if top:
             print(top)
     finally:

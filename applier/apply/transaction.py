@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from applier.apply import jsonsql, lookup, sqlbuild
+from applier.apply import jsonsql, literals, lookup, sqlbuild
 from applier.apply.checkpoint import Checkpoint
 from applier.apply.ddl import StatementApplier
 from applier.apply.plans import TablePlan
@@ -185,7 +185,7 @@ class TransactionApplier:
     def _insert_rows(self, cur, tp, cols, batch, txn) -> None:
         """One multi-row INSERT; halved while it exceeds the target's max_allowed_packet."""
         args = [v for image in batch for v in image.values()]
-        query = cur.mogrify(tp.insert(cols, len(batch)), args)
+        query = literals.mogrify(self.conn, tp.insert(cols, len(batch)), args)
         if not check_packet(query, self.conn.encoding, self.max_packet) and len(batch) > 1:
             half = len(batch) // 2
             self._insert_rows(cur, tp, cols, batch[:half], txn)
@@ -198,7 +198,7 @@ class TransactionApplier:
     def _exec(self, cur, sql: str, args, txn) -> int:
         """Execute with pymysql's %-formatting done here, refusing (1153) a statement the
         target's max_allowed_packet cannot take instead of losing the connection."""
-        query = sql if args is None else cur.mogrify(sql, args)
+        query = literals.mogrify(self.conn, sql, args)
         if not check_packet(query, self.conn.encoding, self.max_packet):
             size = len(query.encode(self.conn.encoding, "surrogateescape")) + 1
             raise PacketTooLarge(self._doing, size, self.max_packet, str(txn.end))
@@ -301,7 +301,7 @@ class TransactionApplier:
         keys = plan.columns
         args = [v for before, after in batch
                 for v in [*(before[k] for k in keys), *after.values()]]
-        query = cur.mogrify(tp.update_batch(plan, cols, len(batch)), args)
+        query = literals.mogrify(self.conn, tp.update_batch(plan, cols, len(batch)), args)
         if not check_packet(query, self.conn.encoding, self.max_packet):
             half = len(batch) // 2
             self._update_batch(cur, tp, plan, batch[:half], txn)
