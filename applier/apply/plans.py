@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from applier.apply import lookup, sqlbuild
+from applier.apply import jsondiffsql, lookup, sqlbuild
+from applier.binlog.jsondiff import has_diff
 from applier.convert.mapping import TableMapping
 from applier.convert.types import STRING
 
@@ -53,6 +54,16 @@ class TablePlan:
     def update(self, plan: lookup.LookupPlan, columns: tuple[str, ...]) -> str:
         return self._text(("update", plan, columns), lambda: sqlbuild.update_text(
             self.schema, self.table, plan, columns))
+
+    def update_row(self, plan: lookup.LookupPlan, before: dict[str, Any],
+                   after: dict[str, Any]) -> tuple[str, list[Any]]:
+        """UPDATE one row: the cached text bound to the images, or, when the after image
+        holds partial JSON updates, a statement applying them (applier.apply.jsondiffsql)."""
+        if has_diff(after):
+            jsondiffsql.check_target(self.target, after)
+            return jsondiffsql.update(self.schema, self.table, plan, before, after)
+        return (self.update(plan, tuple(after)),
+                list(after.values()) + sqlbuild.where_args(plan, before))
 
     def update_batch(self, plan: lookup.LookupPlan, columns: tuple[str, ...],
                      rows: int) -> str:

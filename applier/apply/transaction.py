@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from applier.apply import jsonsql, literals, lookup, sqlbuild
+from applier.apply import jsondiffsql, jsonsql, literals, lookup, sqlbuild
 from applier.apply.checkpoint import Checkpoint
 from applier.apply.ddl import StatementApplier
 from applier.apply.plans import TablePlan
@@ -285,8 +285,13 @@ class TransactionApplier:
         return len(group)
 
     def _update_one(self, cur, tp, plan, before, after, txn) -> None:
-        args = list(after.values()) + sqlbuild.where_args(plan, before)
-        if self._exec(cur, tp.update(plan, tuple(after)), args, txn) == 0:
+        sql, args = tp.update_row(plan, before, after)  # JSON diffs patch the target's value
+        try:
+            found = self._exec(cur, sql, args, txn)
+        except Exception as exc:
+            jsondiffsql.check_rejected(exc, tp.target.qualified, after, txn.end)
+            raise
+        if found == 0:
             self._missing(tp.target, plan, before, txn, "Update_rows")
 
     def _update_batch(self, cur, tp, plan, batch, txn) -> None:

@@ -9,6 +9,9 @@ USED (HANDLED):
   QUERY (2)                  BEGIN / COMMIT / ROLLBACK, DDL, statement DML (refused later)
   TABLE_MAP (19)             the table of the rows events that follow
   WRITE/UPDATE/DELETE_ROWS v1 (23-25) and v2 (30-32)      row changes
+  PARTIAL_UPDATE_ROWS (39)   MySQL binlog_row_value_options=PARTIAL_JSON: updates whose
+                             JSON columns may hold diffs (applier.binlog.jsondiff), applied
+                             to the target's own value as MySQL's replica applies them
   XID (16)                   commit of a transaction
   GTID (33), MariaDB GTID (162)                           start of a transaction
   GTID_TAGGED (42)           start of a transaction (applier.binlog.gtidevent decodes it)
@@ -21,7 +24,7 @@ USED (HANDLED):
   ROTATE (4)                 the name of the binlog file being read
   FORMAT_DESCRIPTION (15)    the post-header lengths (used to read compressed events)
   HEARTBEAT (27), HEARTBEAT_V2 (41)        the source is alive and idle (watchdog ping)
-  XA_PREPARE (38), PARTIAL_UPDATE_ROWS (39)  understood, and refused with their own message
+  XA_PREPARE (38)            understood, and refused with its own message
 
 NO_DATA (passed over; they carry no row or statement to apply):
   STOP (3)                   the source shut down; the next binlog file follows

@@ -55,8 +55,13 @@ class DeleteRowsEvent(_KeepUnmapped, row_event.DeleteRowsEvent):
     pass
 
 
+class PartialUpdateRowsEvent(_KeepUnmapped, row_event.PartialUpdateRowsEvent):
+    pass
+
+
 _KEEP = {row_event.WriteRowsEvent: WriteRowsEvent, row_event.UpdateRowsEvent: UpdateRowsEvent,
-         row_event.DeleteRowsEvent: DeleteRowsEvent}
+         row_event.DeleteRowsEvent: DeleteRowsEvent,
+         row_event.PartialUpdateRowsEvent: PartialUpdateRowsEvent}
 
 
 def install() -> frozenset[type]:

@@ -19,7 +19,8 @@ applier.convert.decide; the choices where MySQL offers several forms:
   BIT             int;  ENUM int index (0 = the empty value);  SET int bitmask (0 = empty set)
   JSON            applier.binlog.jsondoc.JsonDoc: MySQL's binary JSON with every node's type
                   (DECIMAL, DATETIME, opaque BLOB ...); str(doc) is the text as MySQL prints
-                  it. MariaDB's JSON is LONGTEXT and arrives as a str
+                  it. MariaDB's JSON is LONGTEXT and arrives as a str. In the after image
+                  of a partial update (event 39): applier.binlog.jsondiff.JsonDiff
   NULL            None; a column absent from the image is absent from the dict
 """
 
@@ -33,6 +34,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from applier.binlog import jsondiff
 from applier.binlog.bindecimal import decode_decimal
 from applier.binlog.jsonbinary import decode_json
 from applier.binlog.jsondoc import JsonDoc
@@ -91,6 +93,7 @@ class RowsBody:
     present: bytes  # columns-present bitmap (before image for updates)
     present_after: bytes | None  # updates only
     rows: bytes  # the row images
+    partial: bool = False  # PARTIAL_UPDATE_ROWS_EVENT: after images may hold JSON diffs
 
 
 # -- event framing ----------------------------------------------------------------------
@@ -100,13 +103,10 @@ def parse_rows_body(event_type: int, body: bytes) -> RowsBody:
     """Split a rows event body (post-header + payload, without checksum)."""
     if event_type not in EVENT_KINDS:
         raise RowImageError(f"event type {event_type:#x} is not a rows event")
-    if event_type == PARTIAL_UPDATE:
-        raise RowImageError("partial JSON updates (binlog_row_value_options=PARTIAL_JSON) "
-                            "are not supported; set binlog_row_value_options=''")
     table_id = int.from_bytes(body[0:6], "little")
     flags = int.from_bytes(body[6:8], "little")
     pos = 8
-    if event_type in (WRITE_V2, UPDATE_V2, DELETE_V2):
+    if event_type in (WRITE_V2, UPDATE_V2, DELETE_V2, PARTIAL_UPDATE):
         extra_len = int.from_bytes(body[8:10], "little")  # includes its own two bytes
         pos = 8 + extra_len
     ncols, pos = _lenenc(body, pos)
@@ -118,7 +118,8 @@ def parse_rows_body(event_type: int, body: bytes) -> RowsBody:
     if kind == "update":
         present_after = body[pos:pos + nbytes]
         pos += nbytes
-    return RowsBody(kind, table_id, flags, ncols, present, present_after, body[pos:])
+    return RowsBody(kind, table_id, flags, ncols, present, present_after, body[pos:],
+                    event_type == PARTIAL_UPDATE)
 
 
 def decode_rows(rb: RowsBody, codecs: Sequence[ColumnCodec]) -> list[tuple[dict | None,
@@ -141,9 +142,20 @@ def decode_rows(rb: RowsBody, codecs: Sequence[ColumnCodec]) -> list[tuple[dict 
         elif rb.kind == "delete":
             out.append((first, None))
         else:
-            after, pos = _image(data, pos, after_present, readers)
+            after_readers = readers
+            if rb.partial:  # value options first; JSON columns may hold diffs
+                after_readers, pos = _partial(data, pos, readers, codecs)
+            after, pos = _image(data, pos, after_present, after_readers)
             out.append((first, after))
     return out
+
+
+def _partial(data: bytes, pos: int, readers: tuple, codecs) -> tuple[tuple, int]:
+    """The after image's readers of a partial update (applier.binlog.jsondiff)."""
+    try:
+        return jsondiff.partial_readers(data, pos, readers, codecs)
+    except ValueError as exc:
+        raise RowImageError(str(exc)) from exc
 
 
 # -- the per-event fast path: column lists and readers resolved once, not per value ---

@@ -7,8 +7,8 @@ and to no others:
   insert  applied when the new row falls in a copied chunk
   delete  applied when the old row falls in a copied chunk
   update  both in copied chunks: the update; only the old row: a delete of it; only the
-          new row: an insert of it (needs the whole row: binlog_row_image=FULL); neither:
-          nothing
+          new row: an insert of it (needs the whole row: binlog_row_image=FULL, and no
+          partial JSON diff); neither: nothing
 
 so that afterwards every copied chunk holds the source at P, and the pending ones are copied
 from snapshots at P. Each replayed transaction commits with its end position as the seed's
@@ -26,6 +26,7 @@ import logging
 
 from applier.apply.transaction import Options, Totals, TransactionApplier
 from applier.binlog.events import Position, RowChange, Statement, Transaction
+from applier.binlog.jsondiff import has_diff
 from applier.binlog.statements import DDL, DML, classify_statement
 from applier.convert.decide import Mode
 from applier.errors import ReplicationStopped
@@ -62,11 +63,13 @@ def filter_changes(txn: Transaction, done: dict[Name, DoneSet]) -> Transaction:
             elif old:
                 out.append(RowChange("delete", change.table, change.before, None))
             elif new:
-                if len(change.after or {}) < len(change.table.columns):
+                if len(change.after or {}) < len(change.table.columns) \
+                        or has_diff(change.after):
                     raise ReplicationStopped(
                         f"an update at {txn.end} moves a row of '{change.table.qualified}' "
                         "into a copied chunk, but its after image is not whole "
-                        "(binlog_row_image is not FULL): run `applier seed --force "
+                        "(binlog_row_image is not FULL, or binlog_row_value_options="
+                        "PARTIAL_JSON logged a JSON diff): run `applier seed --force "
                         "truncate` to copy everything again")
                 out.append(RowChange("insert", change.table, None, change.after))
     return Transaction(txn.end, out, txn.timestamp)

@@ -209,6 +209,10 @@ def test_rows_event_framing_v1_v2_and_images():
     rb = ri.parse_rows_body(ri.UPDATE_V2, body)
     assert (rb.kind, rb.table_id, rb.flags, rb.column_count) == ("update", 5, 1, 3)
     assert ri.decode_rows(rb, codecs) == [({0: 7, 1: "ab", 2: None}, {0: 7, 1: "z"})]
+    # a partial update (event 39) is framed like update v2 (tests/unit/test_jsondiff.py)
+    partial = ri.parse_rows_body(ri.PARTIAL_UPDATE, body)
+    assert (partial.kind, partial.partial, partial.rows) == ("update", True, rb.rows)
+    assert not rb.partial
     # write v1 (MariaDB's): no extra data, two rows
     rows = b"\x00" + (1).to_bytes(4, "little") + b"\x01a" + (2).to_bytes(4, "little")
     rows += b"\x06" + (3).to_bytes(4, "little")
@@ -216,7 +220,5 @@ def test_rows_event_framing_v1_v2_and_images():
     rb = ri.parse_rows_body(ri.WRITE_V1, body)
     assert ri.decode_rows(rb, codecs) == [(None, {0: 1, 1: "a", 2: 2}),
                                           (None, {0: 3, 1: None, 2: None})]
-    with pytest.raises(ri.RowImageError):
-        ri.parse_rows_body(ri.PARTIAL_UPDATE, body)
     with pytest.raises(ri.RowImageError):
         ri.decode_rows(rb, codecs[:2])

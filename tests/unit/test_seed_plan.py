@@ -7,6 +7,7 @@ from decimal import Decimal
 import pytest
 
 from applier.binlog.events import Position, RowChange, Statement, Transaction
+from applier.binlog.jsondiff import REMOVE, JsonDiff, JsonDiffOp, parse_path
 from applier.convert.types import Column, Index, SourceTable, SqlType, TargetTable
 from applier.errors import ReplicationStopped, ValueNotConvertible
 from applier.seed.copier import literal
@@ -209,6 +210,12 @@ def test_row_entering_a_copied_chunk_needs_a_whole_after_image():
     done = {("db", "t"): DoneSet(0, (100,), frozenset({0}), 2)}
     with pytest.raises(ReplicationStopped, match="binlog_row_image"):
         filter_changes(_txn(RowChange("update", SRC, {0: 600}, {0: 6})), done)
+    partial = JsonDiff((JsonDiffOp(REMOVE, "$.a", None, parse_path("$.a")),))
+    with pytest.raises(ReplicationStopped, match="PARTIAL_JSON"):  # a diff is not a value
+        filter_changes(_txn(RowChange("update", SRC, {0: 600, 1: 1}, {0: 6, 1: partial})),
+                       done)
+    got = filter_changes(_txn(RowChange("update", SRC, {0: 6, 1: 1}, {0: 6, 1: partial})), done)
+    assert _kinds(got) == [("update", {0: 6, 1: 1}, {0: 6, 1: partial})]  # inside: applied
 
 
 def test_ddl_on_a_seeded_table_stops_other_ddl_passes():
