@@ -29,7 +29,7 @@ def mogrify(conn, sql: str, args) -> str:
         return sql
     enc = conn.encoders
     escape = conn.escape
-    if conn.server_status & SERVER_STATUS.SERVER_STATUS_NO_BACKSLASH_ESCAPES \
+    if getattr(conn, "server_status", 0) & SERVER_STATUS.SERVER_STATUS_NO_BACKSLASH_ESCAPES \
             or enc.get(int) is not converters.escape_int \
             or enc.get(type(None)) is not converters.escape_None:
         return sql % tuple(map(escape, args))
