@@ -1,13 +1,14 @@
 """Partial JSON updates (binlog_row_value_options=PARTIAL_JSON: PARTIAL_UPDATE_ROWS_EVENT,
 type 39) applied by our applier and by MySQL's own replication to a MySQL replica of the
 same source, with binlog_row_image FULL, MINIMAL and NOBLOB (the last two log no before
-value: the diff is applied to the target's own value, as MySQL's replica does). The workload patches
-documents with JSON_SET / JSON_REPLACE / JSON_REMOVE (inserts, replaces, removes at nested
-paths, quoted keys, array cells, `last`, type changes to string, DECIMAL, DATETIME, DATE,
-TIME, opaque and unsigned values), leaves some whole (JSON_ARRAY_APPEND, a new root, NULL
-documents), changes keys and goes through a keyless table; the target must end equal to
-the native replica node by node (JSON_TYPE and text at every path). A diff that does not
-fit the replica's document stops both replicas. MySQL only: MariaDB has no partial JSON.
+value: the diff is applied to the target's own value, as MySQL's replica does), and
+compressed (binlog_transaction_compression). The workload patches documents with
+JSON_SET / JSON_REPLACE / JSON_REMOVE (inserts, replaces, removes at nested paths, quoted
+keys, array cells, `last`, type changes to string, DECIMAL, DATETIME, DATE, TIME, opaque
+and unsigned values), leaves some whole (JSON_ARRAY_APPEND, a new root, NULL documents),
+changes keys and goes through a keyless table; the target must end equal to the native
+replica node by node (JSON_TYPE and text at every path). A diff that does not fit the
+replica's document stops both replicas. MySQL only: MariaDB has no partial JSON.
 """
 
 from __future__ import annotations
@@ -18,14 +19,16 @@ from collections import Counter
 import pytest
 from pymysqlreplication import BinLogStreamReader
 
-from applier.binlog import libevents, rowimage
+from applier.binlog import libevents
 from applier.binlog.assembler import Assembler
+from applier.binlog.events import RowChange
 from applier.binlog.jsondiff import JsonDiff
-from applier.binlog.tablemap import build_table
+from applier.binlog.jsondoc import JsonDoc
 from applier.errors import ExitStatus
 from applier.sandbox.servers import Sandbox
 from tests.integration.harness import wait_for
 from tests.integration.test_json_mysql import _connect, _query, _start_native, _wait_native
+from tests.unit.test_payload import _Source
 
 pytestmark = pytest.mark.integration
 
@@ -134,43 +137,53 @@ def _rows(conn, table: str, json_cols: tuple[str, ...]) -> dict[int, tuple]:
 
 def _diffs_logged(source, start: tuple[str, int]) -> Counter:
     """How many JSON diff operations of each kind the source logged since `start` (and
-    'empty' diffs, 'whole' documents in partial update events), decoded by our decoder."""
+    'empty' diffs, 'whole' documents in updates), read as the daemon reads them: library
+    objects rebuilt from the raw bytes, our assembler (compressed payloads included)."""
     stream = BinLogStreamReader(
         connection_settings=source.pymysql_kwargs(), server_id=4997, blocking=False,
         resume_stream=True, log_file=start[0], log_pos=start[1],
         only_events=libevents.ALL_EVENTS, filter_non_implemented_events=False)
-    codecs: dict[int, list] = {}
+    src = _Source(start[0], "mysql")
+    asm = Assembler(src)
     seen: Counter = Counter()
     try:
         for ev in stream:
-            if ev.event_type == 19:
-                codecs[ev.table_id] = build_table(ev)[1]
-            elif ev.event_type == rowimage.PARTIAL_UPDATE:
-                rb = rowimage.parse_rows_body(ev.event_type, Assembler._body(ev))
-                for _, after in rowimage.decode_rows(rb, codecs[ev.table_id]):
-                    for value in after.values():
-                        if isinstance(value, JsonDiff):
-                            seen.update([op.name for op in value.ops] or ["empty"])
-                        elif value is not None and not isinstance(value, int):
-                            seen["whole"] += 1
+            if ev.event_type in (4, 27):  # rotate, heartbeat
+                continue
+            raw = ev.packet.packet.get_all_data()[1:]
+            seen[f"event {ev.event_type}"] += 1
+            for txn in asm.feed(asm.factory.build(raw, src.table_map, src.ctl)):
+                for change in txn.changes:
+                    if isinstance(change, RowChange) and change.kind == "update":
+                        for value in change.after.values():
+                            if isinstance(value, JsonDiff):
+                                seen.update([op.name for op in value.ops] or ["empty"])
+                            elif isinstance(value, JsonDoc):
+                                seen["whole"] += 1
     finally:
         stream.close()
     return seen
 
 
-@pytest.mark.parametrize("image", ["FULL", "MINIMAL", "NOBLOB"])
-def test_partial_json_equals_mysqls_own_replica(image, replica, servers, native_replica):
+@pytest.mark.parametrize("image, compressed", [
+    ("FULL", False), ("MINIMAL", False), ("NOBLOB", False),
+    pytest.param("MINIMAL", True, id="MINIMAL-compressed")])
+def test_partial_json_equals_mysqls_own_replica(image, compressed, replica, servers,
+                                                native_replica):
     schema = replica.schema
     _start_native(native_replica, servers.source, schema)
     replica.src(*TABLES, *ROWS)
     replica.tgt(*TABLES)
     start = replica.start.split(":")
-    replica.src(*_session(image), *WORKLOAD)
+    compression = f"SET SESSION binlog_transaction_compression = {'ON' if compressed else 'OFF'}"
+    replica.src(*_session(image), compression, *WORKLOAD)
     assert replica.catch_up() == ExitStatus.OK, replica.last_error
     _wait_native(native_replica, servers.source)
 
     logged = _diffs_logged(servers.source, (start[0], int(start[1])))
     assert {"REPLACE", "INSERT", "REMOVE", "empty", "whole"} <= set(logged), logged
+    # partial update events (39), or transaction payloads (40) holding them
+    assert logged["event 40" if compressed else "event 39"] >= len(WORKLOAD) - 6, logged
     assert logged["REPLACE"] + logged["INSERT"] + logged["REMOVE"] >= 20, logged
     # rows of pj found by their key (MINIMAL: the before image holds only it), of pn by scans
     assert replica.live.totals.lookups["table_scan"] == 3
