@@ -27,6 +27,8 @@ class TablePlan:
         # a JSON target column is bound as an expression (applier.apply.jsonsql) that a
         # derived table of literals would not carry: such tables update row by row
         self.set_updates = not any(c.type.name == "json" for c in t.columns)
+        # only a JSON source column can carry a partial update (applier.binlog.jsondiff)
+        self.diffs = any(c.type.name == "json" for c in self.mapping.source.columns)
 
     @property
     def target(self):
@@ -59,7 +61,7 @@ class TablePlan:
                    after: dict[str, Any]) -> tuple[str, list[Any]]:
         """UPDATE one row: the cached text bound to the images, or, when the after image
         holds partial JSON updates, a statement applying them (applier.apply.jsondiffsql)."""
-        if has_diff(after):
+        if self.diffs and has_diff(after):
             jsondiffsql.check_target(self.target, after)
             return jsondiffsql.update(self.schema, self.table, plan, before, after)
         return (self.update(plan, tuple(after)),
