@@ -217,3 +217,10 @@ def test_has_diff_and_repr():
     diff = jd.JsonDiff((jd.JsonDiffOp(jd.REMOVE, "$.a", None, jd.parse_path("$.a")),))
     assert jd.has_diff({"j": diff}) and not jd.has_diff({"j": "{}"}) and not jd.has_diff(None)
     assert repr(diff) == "JsonDiff(REMOVE $.a)"
+
+
+def test_a_partial_update_without_its_table_map_stops_instead_of_vanishing():
+    # the library drops rows events it has no table map for; libevents keeps event 39 too
+    _, rows = samples.SAMPLES[0][2]
+    with pytest.raises(ReplicationStopped, match="without a table map"):
+        _changes([rows])
