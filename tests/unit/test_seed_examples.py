@@ -4,8 +4,8 @@ from decimal import Decimal
 
 import pytest
 
-from applier.convert.decide import Decision, Mode, classify, converter, refusal_reason
 from applier.convert.columndefs import target_type
+from applier.convert.decide import Decision, Mode, classify, converter, refusal_reason
 from applier.convert.types import SqlType, source_type
 from applier.errors import ConversionRefused
 
