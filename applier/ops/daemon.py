@@ -210,7 +210,8 @@ class Daemon:
                 self.live.position = saved.position
                 self.live.totals.transactions = saved.transactions_applied
                 self.live.totals.rows = saved.rows_applied
-            start = resume_point(saved, self.cfg.replication)
+            start = resume_point(saved, self.cfg.replication,
+                                 blocking=not self.until_caught_up)
             applier = TransactionApplier(target, self.checkpoint, self.options, self.live.totals)
             source = BinlogSource(self.cfg.source, server_id=self.cfg.replication.server_id,
                                   start=start, blocking=not self.until_caught_up,
