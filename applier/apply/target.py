@@ -39,11 +39,11 @@ def connect(cfg: ServerConfig, *, apply_session: bool = False, autocommit: bool 
         conn = pymysql.connect(**cfg.pymysql_kwargs(), charset="utf8mb4",
                                autocommit=autocommit, client_flag=CLIENT.FOUND_ROWS,
                                connect_timeout=connect_timeout)
+        if apply_session:  # a server going away here (restarting) is a connect failure
+            with conn.cursor() as cur:
+                cur.execute(APPLY_SESSION)
     except pymysql.err.OperationalError as exc:
         raise connect_failure(exc, cfg, section) from None
-    if apply_session:
-        with conn.cursor() as cur:
-            cur.execute(APPLY_SESSION)
     return conn
 
 

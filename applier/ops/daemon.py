@@ -11,12 +11,13 @@ import signal
 import time
 from dataclasses import dataclass, field
 
+import pymysql
 from tenacity import RetryCallState, Retrying, retry_if_exception
 
 from applier.apply.checkpoint import Checkpoint, resume_point, starting_position
 from applier.apply.filters import database_filter, table_filter
 from applier.apply.lookup import LOOKUP_KINDS
-from applier.apply.target import connect, error_code
+from applier.apply.target import connect, error_code, is_transient
 from applier.apply.transaction import Options, Totals, TransactionApplier
 from applier.binlog.events import Position, Transaction
 from applier.binlog.stream import BinlogSource
@@ -201,11 +202,7 @@ class Daemon:
                          section="target")
         source = None
         try:
-            self.checkpoint.ensure(target)
-            saved = self.checkpoint.load(target)
-            if saved is None:  # the first start: record where it starts, now
-                saved = self.checkpoint.record_start(target, *starting_position(
-                    self.cfg.source, self.cfg.replication.start))
+            saved = self._saved_checkpoint(target)
             if saved is not None:
                 self.live.position = saved.position
                 self.live.totals.transactions = saved.transactions_applied
@@ -227,6 +224,21 @@ class Daemon:
                 self._replicated = self._replicated or source.received
                 source.close()
             target.close()
+
+    def _saved_checkpoint(self, target):
+        """The committed checkpoint (recorded first on the very first start); a server
+        going away meanwhile (a target restarting) is an outage, retried."""
+        try:
+            self.checkpoint.ensure(target)
+            saved = self.checkpoint.load(target)
+            if saved is None:  # the first start: record where it starts, now
+                saved = self.checkpoint.record_start(target, *starting_position(
+                    self.cfg.source, self.cfg.replication.start))
+            return saved
+        except pymysql.err.MySQLError as exc:
+            if is_transient(exc):
+                raise TransientError(f"reading the checkpoint: {exc}") from exc
+            raise
 
     def _loop(self, source, applier: TransactionApplier) -> None:
         """Apply what the source yields, in order; with ``overlap`` a reader thread reads
