@@ -213,19 +213,8 @@ def _image(data: bytes, pos: int, present, readers) -> tuple[dict[int, Any], int
 def decode_image(data: bytes, pos: int, present: bytes,
                  codecs: Sequence[ColumnCodec]) -> tuple[dict[int, Any], int]:
     """One row image at data[pos:]: its NULL bitmap then the present non-NULL values."""
-    cols = [i for i in range(len(codecs)) if present[i >> 3] & (1 << (i & 7))]
-    nulls = data[pos:pos + (len(cols) + 7) // 8]
-    pos += (len(cols) + 7) // 8
-    image: dict[int, Any] = {}
-    for n, i in enumerate(cols):
-        if nulls[n >> 3] & (1 << (n & 7)):
-            image[i] = None
-            continue
-        try:
-            image[i], pos = decode_value(data, pos, codecs[i])
-        except (IndexError, struct.error, ValueError) as exc:
-            raise RowImageError(f"column {i}: {exc}") from exc
-    return image, pos
+    codecs = tuple(codecs)
+    return _image(data, pos, _present(bytes(present), len(codecs)), _readers(codecs))
 
 
 # -- values -----------------------------------------------------------------------------
