@@ -7,6 +7,7 @@ and builds the configuration.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import sys
 import time
@@ -18,6 +19,7 @@ from applier.binlog.stream import source_status
 from applier.config import Config, DaemonConfig, ReplicationConfig, ServerConfig
 from applier.errors import ExitStatus
 from applier.ops.daemon import Daemon
+from applier.sandbox.servers import Sandbox
 
 _SCRIPT = Path(sys.executable).parent / "applier"
 # the real `applier` command, as installed beside this interpreter
@@ -124,3 +126,16 @@ def toml_config(cfg: Config) -> str:
             + f'checkpoint_table = "{r.checkpoint_table}"\n'
             + f'column_mapping = "{r.column_mapping}"\nexec_mode = "{r.exec_mode}"\n' + rep
             + f'[daemon]\nstate_dir = "{cfg.daemon.state_dir}"\nprogress_every = 200\n')
+
+
+@contextlib.contextmanager
+def native_mysql_replica(tmp_path_factory, name: str, server_id: int):
+    """A MySQL server for MySQL's own replication (GTID mode), removed afterwards."""
+    sandbox = Sandbox(tmp_path_factory.mktemp(name), roles=("target",), flavor="mysql",
+                      die_with_parent=True,
+                      extra_args=(f"--server-id={server_id}", "--gtid-mode=ON",
+                                  "--enforce-gtid-consistency=ON"))
+    try:
+        yield sandbox.up().target
+    finally:
+        sandbox.down(remove=True)

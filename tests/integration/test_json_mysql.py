@@ -13,8 +13,7 @@ import pytest
 
 from applier.binlog.stream import source_status
 from applier.errors import ExitStatus
-from applier.sandbox.servers import Sandbox
-from tests.integration.harness import wait_for
+from tests.integration.harness import native_mysql_replica, wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -58,14 +57,8 @@ def native_replica(flavor, tmp_path_factory):
     """A MySQL server replicating with MySQL's own replication (started once)."""
     if flavor != "mysql":
         pytest.skip("MariaDB stores JSON as LONGTEXT: there is no binary JSON to keep")
-    sandbox = Sandbox(tmp_path_factory.mktemp("native-replica"), roles=("target",),
-                      flavor="mysql", die_with_parent=True,
-                      extra_args=("--server-id=3", "--gtid-mode=ON",
-                                  "--enforce-gtid-consistency=ON"))
-    try:
-        yield sandbox.up().target
-    finally:
-        sandbox.down(remove=True)
+    with native_mysql_replica(tmp_path_factory, "native-replica", 3) as replica:
+        yield replica
 
 
 def _connect(server, schema=None):

@@ -25,8 +25,7 @@ from applier.binlog.events import RowChange
 from applier.binlog.jsondiff import JsonDiff
 from applier.binlog.jsondoc import JsonDoc
 from applier.errors import ExitStatus
-from applier.sandbox.servers import Sandbox
-from tests.integration.harness import wait_for
+from tests.integration.harness import native_mysql_replica, wait_for
 from tests.integration.test_json_mysql import _connect, _query, _start_native, _wait_native
 from tests.unit.test_payload import _Source
 
@@ -38,14 +37,8 @@ def native_replica(flavor, tmp_path_factory):
     """A MySQL server replicating with MySQL's own replication (started once)."""
     if flavor != "mysql":
         pytest.skip("MariaDB has no partial JSON updates (binlog_row_value_options is MySQL's)")
-    sandbox = Sandbox(tmp_path_factory.mktemp("native-partial"), roles=("target",),
-                      flavor="mysql", die_with_parent=True,
-                      extra_args=("--server-id=5", "--gtid-mode=ON",
-                                  "--enforce-gtid-consistency=ON"))
-    try:
-        yield sandbox.up().target
-    finally:
-        sandbox.down(remove=True)
+    with native_mysql_replica(tmp_path_factory, "native-partial", 5) as replica:
+        yield replica
 
 
 TABLES = ("CREATE TABLE pj (id INT PRIMARY KEY, j JSON, n INT, k JSON)",
