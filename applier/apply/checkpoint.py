@@ -212,8 +212,4 @@ def resume_point(saved: Saved | None, replication, *,
         # blocking, or by file:pos, the same events arrive): --until-caught-up resumes
         # by file:pos unless auto_position = true is set.
         return saved.position
-    if parse_set(executed).has_tags:
-        log.warning("auto_position: the executed set has tagged GTIDs, which cannot be "
-                    "sent to the source yet; resuming by file:pos %s", saved.position)
-        return saved.position
     return executed

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 import pymysql
 from pymysqlreplication import BinLogStreamReader
 
-from applier.binlog import eventtypes, libevents, rowimage
+from applier.binlog import eventtypes, gtidwire, libevents, rowimage
 from applier.binlog.assembler import Assembler
 from applier.binlog.connfail import connect_failure
 from applier.binlog.events import Position, Transaction
@@ -50,6 +50,8 @@ from applier.config import Config, ServerConfig
 from applier.convert import types
 from applier.errors import ConnectError, ConnectRefused, ReplicationStopped, TransientError
 from applier.server_codes import BINLOG_READ_ERROR, CONNECT
+
+gtidwire.install()  # the dump request can carry a tagged GTID set
 
 log = logging.getLogger(__name__)
 

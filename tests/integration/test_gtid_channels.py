@@ -5,6 +5,7 @@ a table keyed by server_id), on real servers of both flavours."""
 from __future__ import annotations
 
 import json
+import logging
 import subprocess
 
 import pytest
@@ -98,7 +99,7 @@ def test_a_checkpoint_keyed_by_server_id_is_migrated(replica):
                         " WHERE channel = 'default'") == [(8,)]
 
 
-def test_a_tagged_gtid_is_in_the_executed_set(replica, flavor):
+def test_a_tagged_gtid_is_in_the_executed_set(replica, flavor, caplog):
     if flavor != "mysql":
         pytest.skip("tagged GTIDs are MySQL's (8.3+); MariaDB has none")
     replica.src("CREATE TABLE t (id INT PRIMARY KEY)")
@@ -111,7 +112,14 @@ def test_a_tagged_gtid_is_in_the_executed_set(replica, flavor):
     assert replica.rows("SELECT id FROM t ORDER BY id") == [(1,), (2,), (3,)]
     saved = _checkpoints(replica)["default"][1]
     assert ":batch_7:" in saved and saved == _source_executed(replica)
-    replica.src("INSERT INTO t VALUES (4)")  # resumes (by file:pos: a tagged set)
-    assert replica.catch_up(start="current") == ExitStatus.OK, replica.last_error
+    # resumes by the tagged set: a file:pos spoiled to the binlog's start would apply
+    # rows 1-3 again (a duplicate key) if it were used
+    replica.tgt("UPDATE applier_checkpoint SET source_log_pos = 4 WHERE channel = 'default'")
+    replica.src("INSERT INTO t VALUES (4)")
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="applier.binlog.stream"):
+        assert replica.catch_up(start="current") == ExitStatus.OK, replica.last_error
+    assert any("reading the source binlog from" in m and ":batch_7:" in m
+               for m in caplog.messages), caplog.messages
     assert replica.rows("SELECT id FROM t ORDER BY id") == [(1,), (2,), (3,), (4,)]
     assert _checkpoints(replica)["default"][1] == _source_executed(replica)
