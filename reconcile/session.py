@@ -27,6 +27,9 @@ LEAN = {
 }
 
 
+LOCAL_DRIVER_MEMORY = "3g"  # embedded local[*] only; spark-submit and clusters set their own
+
+
 def under_spark_submit() -> bool:
     """spark-submit started this Python process (it passes the JVM gateway's port)."""
     return "PYSPARK_GATEWAY_PORT" in os.environ
@@ -47,6 +50,9 @@ def spark_session(master: str | None, jar: str | None):
         builder = builder.config(key, value)
     if (master or "local").startswith("local") and not under_spark_submit():
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # no interface look-up
+        # driver and executor are one JVM here: Spark's 1g heap is too small for rows of
+        # long values (3 rows of 48 MB pickled to Python ran it out of heap)
+        builder = builder.config("spark.driver.memory", LOCAL_DRIVER_MEMORY)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     log.info("Spark session on %s", spark.sparkContext.master)
