@@ -19,6 +19,7 @@ from applier.binlog.stream import source_status
 from applier.ops import service
 from applier.sandbox.servers import Sandbox
 from bench.bench_large_txn import _config
+from bench.schema import fresh_bench_table
 
 TABLE = "CREATE TABLE bench.big (id INT PRIMARY KEY, a INT, b VARCHAR(40), c DECIMAL(12,2))"
 
@@ -38,9 +39,7 @@ def main() -> None:
         source, target = connect(src_cfg, autocommit=False), connect(tgt_cfg)
         for conn in (source, target):
             with conn.cursor() as cur:
-                cur.execute("DROP DATABASE IF EXISTS bench")
-                cur.execute("CREATE DATABASE bench")
-                cur.execute(TABLE)
+                fresh_bench_table(cur, TABLE)
             conn.commit()
         config = _config(info, source_status(src_cfg), base)
         proc = subprocess.Popen([sys.executable, "-m", "applier.cli", "start", "--foreground",

@@ -18,6 +18,7 @@ from pathlib import Path
 from applier.apply.target import connect
 from applier.binlog.stream import source_status
 from applier.sandbox.servers import Sandbox
+from bench.schema import fresh_bench_table
 
 TABLE = "CREATE TABLE bench.big (id INT PRIMARY KEY, a INT, b VARCHAR(40), c DECIMAL(12,2))"
 
@@ -60,9 +61,7 @@ def main() -> None:
         source, target = connect(src_cfg, autocommit=False), connect(tgt_cfg)
         for conn in (source, target):
             with conn.cursor() as cur:
-                cur.execute("DROP DATABASE IF EXISTS bench")
-                cur.execute("CREATE DATABASE bench")
-                cur.execute(TABLE)
+                fresh_bench_table(cur, TABLE)
                 cur.execute("SET SESSION cte_max_recursion_depth = 10000000"
                             if args.flavor == "mysql" else "SET SESSION max_recursive_iterations"
                             " = 10000000")
