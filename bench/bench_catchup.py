@@ -124,7 +124,9 @@ def ours(src_cfg, tgt_cfg, start, state: Path, profile: bool,
     top = ""
     if prof:
         out = io.StringIO()
-        pstats.Stats(prof, stream=out).sort_stats("tottime").print_stats(15)
+        stats = pstats.Stats(prof, stream=out)
+        stats.sort_stats("tottime").print_stats(25)
+        stats.sort_stats("cumulative").print_stats(30)
         top = out.getvalue()
     return elapsed, int(status), top
 

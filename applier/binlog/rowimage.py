@@ -39,6 +39,11 @@ from applier.binlog.bindecimal import decode_decimal
 from applier.binlog.jsonbinary import decode_json
 from applier.binlog.jsondoc import JsonDoc
 
+try:  # the compiled decoder of the common types (setup.py); the same values, faster
+    from applier.binlog import _rowc
+except ImportError:  # built without a C compiler: the Python readers below do it all
+    _rowc = None
+
 # MYSQL_TYPE_* codes as they appear in the table map.
 DECIMAL, TINY, SHORT, LONG, FLOAT, DOUBLE, NULL, TIMESTAMP, LONGLONG, INT24 = range(10)
 DATE, TIME, DATETIME, YEAR, NEWDATE, VARCHAR, BIT = range(10, 17)
@@ -128,9 +133,23 @@ def decode_rows(rb: RowsBody, codecs: Sequence[ColumnCodec]) -> list[tuple[dict 
     if len(codecs) != rb.column_count:
         raise RowImageError(f"rows event has {rb.column_count} columns, table map "
                             f"{len(codecs)}")
+    codecs = tuple(codecs)
+    readers = _readers(codecs)
+    if _rowc is not None and not rb.partial:
+        try:
+            return _rowc.decode_rows(
+                rb.rows, _C_KINDS[rb.kind], _present(rb.present, len(codecs)),
+                _present(rb.present_after, len(codecs)) if rb.kind == "update" else None,
+                c_specs(codecs), readers)
+        except _rowc.Fallback:
+            pass  # the bytes did not decode cleanly: the Python path gives the exact error
+    return _decode_rows(rb, codecs, readers)
+
+
+def _decode_rows(rb: RowsBody, codecs: tuple[ColumnCodec, ...], readers: tuple):
+    """decode_rows in Python (the reference the compiled decoder is tested against)."""
     out: list[tuple[dict | None, dict | None]] = []
     pos, data = 0, rb.rows
-    readers = _readers(tuple(codecs))
     present = _present(rb.present, len(codecs))
     after_present = _present(rb.present_after or b"", len(codecs)) \
         if rb.kind == "update" else ()
@@ -156,6 +175,54 @@ def _partial(data: bytes, pos: int, readers: tuple, codecs) -> tuple[tuple, int]
         return jsondiff.partial_readers(data, pos, readers, codecs)
     except ValueError as exc:
         raise RowImageError(str(exc)) from exc
+
+
+# -- the compiled decoder's column specs (applier/binlog/_rowc.c) -----------------------
+
+_C_KINDS = {"insert": 0, "update": 1, "delete": 2}
+_C_PY, _C_INT, _C_FLOAT, _C_DECIMAL, _C_DATE, _C_DATETIME2 = range(6)
+_C_UTF8, _C_LATIN1, _C_ASCII, _C_BYTES, _C_YEAR, _C_ENUMSET = range(6, 12)
+_C_TEXT = {"utf8mb4": _C_UTF8, "utf8mb3": _C_UTF8, "utf8": _C_UTF8, "latin1": _C_LATIN1,
+           "ascii": _C_ASCII}
+
+
+@functools.lru_cache(maxsize=256)
+def c_specs(codecs: tuple[ColumnCodec, ...]) -> tuple[tuple[int, int, int], ...]:
+    """(code, a, b) per column for the compiled decoder; code 0: the Python reader."""
+    return tuple(_c_spec(c) for c in codecs)
+
+
+def _c_spec(c: ColumnCodec) -> tuple[int, int, int]:
+    t = c.type_code
+    if t in _INT_SIZES:
+        return _C_INT, _INT_SIZES[t], int(not c.unsigned)
+    if t in (FLOAT, DOUBLE):
+        return _C_FLOAT, 4 if t == FLOAT else 8, 0
+    if t == NEWDECIMAL and 0 <= c.scale <= c.precision <= 65 and c.precision:
+        return _C_DECIMAL, c.precision, c.scale
+    if t in (DATE, NEWDATE):
+        return _C_DATE, 0, 0
+    if t == DATETIME2 and 0 <= c.fsp <= 6:
+        return _C_DATETIME2, c.fsp, 0
+    if t == YEAR:
+        return _C_YEAR, 0, 0
+    if t in (ENUM, SET):
+        return _C_ENUMSET, c.length_size or 1, 0
+    if t in (VARCHAR, VAR_STRING, STRING):
+        if t == STRING and c.charset == "binary":
+            return _C_PY, 0, 0  # BINARY(N): re-padded by the Python reader
+        return _c_text(c.charset, 2 if c.max_length > 255 else 1)
+    if t in (BLOB, TINY_BLOB, MEDIUM_BLOB, LONG_BLOB) and 1 <= c.length_size <= 4:
+        return _c_text(c.charset, c.length_size)
+    return _C_PY, 0, 0
+
+
+def _c_text(charset: str | None, prefix: int) -> tuple[int, int, int]:
+    if charset in _C_TEXT:
+        return _C_TEXT[charset], prefix, 0
+    if _CODECS.get(charset or "") is None and charset != "latin1":
+        return _C_BYTES, prefix, 0  # decode_text leaves these as bytes
+    return _C_PY, 0, 0
 
 
 # -- the per-event fast path: column lists and readers resolved once, not per value ---
