@@ -1,9 +1,15 @@
-"""The compiled part of the package: applier.binlog._rowc (row-image decoding in C).
+"""The compiled parts of the package: applier.binlog._rowc (row-image decoding) and
+applier.apply._literals (SQL literals of statement arguments).
 
-optional: without a C compiler the package installs and runs on the pure-Python decoder
-(applier/binlog/rowimage.py), which gives the same values, more slowly."""
+optional: without a C compiler the package installs and runs on their Python versions
+(applier/binlog/rowimage.py, applier/apply/literals.py), which give the same results,
+more slowly."""
 
 from setuptools import Extension, setup
 
-setup(ext_modules=[Extension("applier.binlog._rowc", ["applier/binlog/_rowc.c"],
-                             extra_compile_args=["-O2"], optional=True)])
+setup(ext_modules=[
+    Extension("applier.binlog._rowc", ["applier/binlog/_rowc.c"], extra_compile_args=["-O2"],
+              optional=True),
+    Extension("applier.apply._literals", ["applier/apply/_literals.c"],
+              extra_compile_args=["-O2"], optional=True),
+])

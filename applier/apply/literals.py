@@ -18,6 +18,11 @@ from decimal import Decimal
 from pymysql import converters
 from pymysql.constants import SERVER_STATUS
 
+try:  # the same loop compiled (setup.py); without a C compiler the loop below does it
+    from applier.apply import _literals
+except ImportError:
+    _literals = None
+
 _ENCODED = (float, Decimal, bool, datetime.datetime, datetime.date, datetime.timedelta,
             datetime.time)
 
@@ -35,6 +40,13 @@ def mogrify(conn, sql: str, args) -> str:
         return sql % tuple(map(escape, args))
     escape_string = converters.escape_string
     encoders = {t: enc[t] for t in _ENCODED if t in enc}
+    if _literals is not None and encoders.get(float) is converters.escape_float \
+            and encoders.get(Decimal) is converters.Decimal2Literal:
+
+        def other(v):
+            encoder = encoders.get(type(v))
+            return escape(v) if encoder is None else encoder(v, enc)
+        return sql % _literals.literals(args, other)
     out = []
     append = out.append
     for v in args:

@@ -45,6 +45,9 @@ class TableMapping:
         """Source row image {source index: value} -> {target column name: converted value},
         only for mapped columns present in the image, in source order. A column of
         identical types is copied without a call (its converter is the identity)."""
+        names = self._names
+        if names is not None:  # every column mapped, as it is: renamed in one C-level pass
+            return dict(zip(map(names.__getitem__, image), image.values(), strict=True))
         out: dict[str, Any] = {}
         plan = self._fast
         for index, value in image.items():
@@ -53,6 +56,16 @@ class TableMapping:
                 name, convert = entry
                 out[name] = value if convert is None else convert(value)
         return out
+
+    @functools.cached_property
+    def _names(self) -> tuple[str, ...] | None:
+        """The target name of each source column by index, when every source column is
+        mapped with the identity (else None: convert_image takes the general loop)."""
+        n = len(self.source.columns)
+        fast = self._fast
+        if sorted(fast) != list(range(n)) or any(c is not None for _, c in fast.values()):
+            return None
+        return tuple(fast[i][0] for i in range(n))
 
     @functools.cached_property
     def _fast(self) -> dict[int, tuple[str, Converter | None]]:

@@ -5,12 +5,14 @@ modes of the server (NO_BACKSLASH_ESCAPES off and on), and with a registered enc
 from __future__ import annotations
 
 import datetime
+import random
 from decimal import Decimal
 
 import pymysql
 import pytest
 from pymysql.constants import SERVER_STATUS
 
+from applier.apply import literals
 from applier.apply.literals import mogrify
 
 VALUES = [
@@ -34,6 +36,20 @@ class Tagged(str):
 class Doc:
     def __init__(self, text):
         self.text = text
+
+
+@pytest.fixture(params=["compiled", "python"], autouse=True)
+def loop(request, monkeypatch):
+    """Every test on both versions of the value loop: C (applier/apply/_literals.c) and
+    Python (the fallback without a C compiler)."""
+    if request.param == "python":
+        monkeypatch.setattr(literals, "_literals", None)
+    return request.param
+
+
+def test_the_compiled_loop_is_built():
+    from applier.apply import _literals  # scripts/setup builds it (setup.py)
+    assert _literals.literals(["x"], repr) == ("'x'",)
 
 
 @pytest.fixture(params=[0, SERVER_STATUS.SERVER_STATUS_NO_BACKSLASH_ESCAPES],
@@ -66,3 +82,16 @@ def test_values_pymysql_refuses_are_refused(conn):
             conn.cursor().mogrify("%s", [bad])
         with pytest.raises(pymysql.err.ProgrammingError):
             mogrify(conn, "%s", [bad])
+
+
+def test_random_text_and_numbers(conn):
+    rnd = random.Random(7)
+    cur = conn.cursor()
+    alphabet = "ab'\"\\\n\r\x00\x1a%é漢🙂\udcff "
+    for _ in range(300):
+        args = ["".join(rnd.choice(alphabet) for _ in range(rnd.randrange(0, 12))),
+                rnd.uniform(-1e20, 1e20), rnd.randrange(-2**70, 2**70),
+                Decimal(rnd.randrange(-10**30, 10**30)).scaleb(-rnd.randrange(0, 40)),
+                rnd.randbytes(rnd.randrange(0, 6)), rnd.choice([None, True, 1.0, -0.0])]
+        assert mogrify(conn, "(%s,%s,%s,%s,%s,%s)", args) == \
+            cur.mogrify("(%s,%s,%s,%s,%s,%s)", args), repr(args)

@@ -77,3 +77,27 @@ def test_statement_text_is_built_once_per_column_set_and_row_count():
     assert key is plan.lookup(frozenset(cols))
     assert plan.update(key, cols) is plan.update(key, cols)
     assert plan.update(key, ("n",)) == "UPDATE `db`.`t` SET `n` = %s WHERE `id` = %s"
+
+
+def test_convert_image_renames_identical_columns_and_converts_the_others():
+    signed = SqlType("int", unsigned=False)
+
+    def mapping(source_cols, target_cols):
+        return build_mapping(SourceTable("db", "t", 7, tuple(source_cols)),
+                             TargetTable("db", "t", tuple(target_cols), ()),
+                             Mode(all_lossy=True))
+    same = mapping([Column(0, "id", signed), Column(1, "name", TEXT), Column(2, "n", signed)],
+                   [Column(0, "n", signed), Column(1, "id", signed), Column(2, "name", TEXT)])
+    assert same._names == ("id", "name", "n")  # the one-pass rename
+    assert same.convert_image({2: 5, 0: 1, 1: None}) == {"n": 5, "id": 1, "name": None}
+    # a source column the target lacks: the general loop, which drops it
+    dropped = mapping([Column(0, "id", signed), Column(1, "gone", signed)],
+                      [Column(0, "id", signed)])
+    assert dropped._names is None
+    assert dropped.convert_image({0: 1, 1: 2}) == {"id": 1}
+    # a converted column (a signed source into a TINYINT: saturated): the general loop
+    narrow = mapping([Column(0, "id", signed), Column(1, "n", signed)],
+                     [Column(0, "id", signed), Column(1, "n", SqlType("tinyint",
+                                                                      unsigned=False))])
+    assert narrow._names is None
+    assert narrow.convert_image({1: 1000, 0: 3}) == {"n": 127, "id": 3}

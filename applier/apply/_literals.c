@@ -1,0 +1,147 @@
+/* Compiled SQL literals: the value loop of applier.apply.literals.mogrify, in C.
+ *
+ * literals(args, other) -> tuple of str, one literal per argument, written exactly as
+ * pymysql writes them for a connection with backslash escapes (the caller checks that
+ * mode and pymysql's default encoders first):
+ *   str (exact type)      '...' with pymysql's escape table (\0 \\ \n \r \Z \" \')
+ *   None                  NULL
+ *   int (exact type)      str(v)
+ *   bytes, bytearray      X'hex'
+ *   float (finite)        repr(v), with "e0" appended when it has no exponent
+ *   Decimal (finite)      format(v, "f")
+ *   anything else, and non-finite numbers: other(v) (the Python path, which raises
+ *   pymysql's own errors). tests/unit/test_literals.py compares with pymysql's mogrify.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <math.h>
+
+static PyObject *DecimalType, *NullText, *FormatF, *IsFinite, *E0;
+
+static const char *escaped(Py_UCS4 ch) {
+    switch (ch) {
+    case 0: return "\\0";
+    case '\\': return "\\\\";
+    case '\n': return "\\n";
+    case '\r': return "\\r";
+    case 032: return "\\Z";
+    case '"': return "\\\"";
+    case '\'': return "\\'";
+    }
+    return NULL;
+}
+
+static PyObject *quote(PyObject *s) {
+    Py_ssize_t n = PyUnicode_GET_LENGTH(s), extra = 0;
+    int kind = PyUnicode_KIND(s);
+    const void *data = PyUnicode_DATA(s);
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (escaped(PyUnicode_READ(kind, data, i))) extra++;
+    PyObject *out = PyUnicode_New(n + extra + 2, PyUnicode_MAX_CHAR_VALUE(s));
+    if (!out) return NULL;
+    int okind = PyUnicode_KIND(out);
+    void *odata = PyUnicode_DATA(out);
+    Py_ssize_t o = 0;
+    PyUnicode_WRITE(okind, odata, o++, '\'');
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_UCS4 ch = PyUnicode_READ(kind, data, i);
+        const char *e = extra ? escaped(ch) : NULL;
+        if (e) {
+            PyUnicode_WRITE(okind, odata, o++, e[0]);
+            PyUnicode_WRITE(okind, odata, o++, e[1]);
+        } else {
+            PyUnicode_WRITE(okind, odata, o++, ch);
+        }
+    }
+    PyUnicode_WRITE(okind, odata, o++, '\'');
+    return out;
+}
+
+static PyObject *hex_literal(const char *p, Py_ssize_t n) {
+    static const char digits[] = "0123456789abcdef";
+    PyObject *out = PyUnicode_New(n * 2 + 3, 127);
+    if (!out) return NULL;
+    Py_UCS1 *o = PyUnicode_1BYTE_DATA(out);
+    *o++ = 'X';
+    *o++ = '\'';
+    for (Py_ssize_t i = 0; i < n; i++) {
+        unsigned char b = (unsigned char)p[i];
+        *o++ = digits[b >> 4];
+        *o++ = digits[b & 15];
+    }
+    *o = '\'';
+    return out;
+}
+
+static PyObject *literal(PyObject *v, PyObject *other) {
+    PyTypeObject *t = Py_TYPE(v);
+    if (t == &PyUnicode_Type) return quote(v);
+    if (v == Py_None) {
+        Py_INCREF(NullText);
+        return NullText;
+    }
+    if (t == &PyLong_Type) return PyObject_Str(v);
+    if (t == &PyBytes_Type) return hex_literal(PyBytes_AS_STRING(v), PyBytes_GET_SIZE(v));
+    if (t == &PyByteArray_Type)
+        return hex_literal(PyByteArray_AS_STRING(v), PyByteArray_GET_SIZE(v));
+    if (t == &PyFloat_Type && isfinite(PyFloat_AS_DOUBLE(v))) {
+        PyObject *r = PyObject_Repr(v);
+        if (!r) return NULL;
+        if (PyUnicode_FindChar(r, 'e', 0, PyUnicode_GET_LENGTH(r), 1) >= 0) return r;
+        PyObject *s = PyUnicode_Concat(r, E0);
+        Py_DECREF(r);
+        return s;
+    }
+    if ((PyObject *)t == DecimalType) {
+        PyObject *finite = PyObject_CallMethodNoArgs(v, IsFinite);
+        if (!finite) return NULL;
+        int yes = PyObject_IsTrue(finite);
+        Py_DECREF(finite);
+        if (yes == 1) return PyObject_Format(v, FormatF);
+        if (yes < 0) return NULL;
+    }
+    return PyObject_CallOneArg(other, v);
+}
+
+static PyObject *literals(PyObject *self, PyObject *args) {
+    PyObject *values, *other;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "OO", &values, &other)) return NULL;
+    PyObject *seq = PySequence_Fast(values, "literals: arguments must be a sequence");
+    if (!seq) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    PyObject **items = PySequence_Fast_ITEMS(seq);
+    PyObject *out = PyTuple_New(n);
+    for (Py_ssize_t i = 0; out && i < n; i++) {
+        PyObject *lit = literal(items[i], other);
+        if (!lit) {
+            Py_CLEAR(out);
+            break;
+        }
+        PyTuple_SET_ITEM(out, i, lit);
+    }
+    Py_DECREF(seq);
+    return out;
+}
+
+static PyMethodDef methods[] = {
+    {"literals", literals, METH_VARARGS, "One SQL literal per argument (see the file)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_literals",
+                                    "Compiled SQL literals (see literals.py).", -1, methods,
+                                    NULL, NULL, NULL, NULL};
+
+PyMODINIT_FUNC PyInit__literals(void) {
+    PyObject *dec = PyImport_ImportModule("decimal");
+    if (!dec) return NULL;
+    DecimalType = PyObject_GetAttrString(dec, "Decimal");
+    Py_DECREF(dec);
+    NullText = PyUnicode_InternFromString("NULL");
+    FormatF = PyUnicode_InternFromString("f");
+    IsFinite = PyUnicode_InternFromString("is_finite");
+    E0 = PyUnicode_InternFromString("e0");
+    if (!DecimalType || !NullText || !FormatF || !IsFinite || !E0) return NULL;
+    return PyModule_Create(&module);
+}
