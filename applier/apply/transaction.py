@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from applier.apply import jsondiffsql, jsonsql, literals, lookup, sqlbuild
 from applier.apply.checkpoint import Checkpoint
 from applier.apply.ddl import StatementApplier
+from applier.apply.inflight import InFlight
 from applier.apply.plans import TablePlan
 from applier.apply.schema import SchemaCache
 from applier.apply.sqlmode import APPLY_SQL_MODE
@@ -72,6 +73,9 @@ class TransactionApplier:
                                            options.accept_db, options.ddl)
         self.max_packet = max_packet(conn)
         self._doing = ""  # what is being applied, for error messages
+        self._target = None  # the target table of the rows being applied
+        # set-based statements whose result is read just before the next statement
+        self.inflight = InFlight(conn)
 
     # -- planning ---------------------------------------------------------------------
     def mapping(self, table: SourceTable) -> TablePlan:
@@ -130,11 +134,13 @@ class TransactionApplier:
             with self.conn.cursor() as cur:
                 for group in _groups(txn.changes):
                     if isinstance(group, Statement):
+                        self.inflight.drain()
                         self._doing = "The statement"
                         if self.statements.apply(cur, group, txn.end):
                             self.forget_plans()
                     else:
                         applied += self._rows(cur, group, txn)
+                self.inflight.drain()
                 self.checkpoint.save(cur, txn.end, self.totals.transactions + 1,
                                      self.totals.rows + applied)
             self.conn.commit()
@@ -151,6 +157,7 @@ class TransactionApplier:
         return applied
 
     def _rollback(self) -> None:
+        self.inflight.discard()
         try:
             self.conn.rollback()
         except Exception:  # connection already gone: the server rolls back itself
@@ -193,15 +200,45 @@ class TransactionApplier:
         elif self.opt.idempotent:
             self._insert_idempotent(cur, query, tp, cols, batch, txn)
         else:
-            self._exec(cur, query, None, txn)
+            self._send(cur, query, txn)
 
-    def _exec(self, cur, sql: str, args, txn) -> int:
-        """Execute with pymysql's %-formatting done here, refusing (1153) a statement the
-        target's max_allowed_packet cannot take instead of losing the connection."""
-        query = literals.mogrify(self.conn, sql, args)
+    def _sql(self, cur, text: str) -> None:
+        """A statement of the applier's own (savepoints), after the one in flight."""
+        self.inflight.drain()
+        cur.execute(text)
+
+    def _fits(self, query: str, txn) -> None:
+        """Refuse (1153) a statement the target's max_allowed_packet cannot take instead
+        of losing the connection."""
         if not check_packet(query, self.conn.encoding, self.max_packet):
             size = len(query.encode(self.conn.encoding, "surrogateescape")) + 1
             raise PacketTooLarge(self._doing, size, self.max_packet, str(txn.end))
+
+    def _send(self, cur, query: str, txn, check: Callable[[int], None] | None = None) -> None:
+        """Send a statement whose result can wait (applier.apply.inflight): read before
+        the next statement, then ``check(matched rows)``; an error is raised then, with
+        this statement's table and event in its message."""
+        self._fits(query, txn)
+        context = self._doing, self._target
+
+        def done(query: str, error: Exception | None, count: int) -> None:
+            now = self._doing, self._target
+            self._doing, self._target = context
+            if error is not None:
+                if not self._enum_columns(str(error)) or error_code(error) != 1265:
+                    raise error
+                count = self._exec_with_enum_error_value(cur, query, txn)
+            if check is not None:
+                check(count)
+            self._doing, self._target = now
+        self.inflight.send(query, done)
+
+    def _exec(self, cur, sql: str, args, txn) -> int:
+        """Execute now (after the statement in flight), with pymysql's %-formatting done
+        here."""
+        self.inflight.drain()
+        query = literals.mogrify(self.conn, sql, args)
+        self._fits(query, txn)
         try:
             return cur.execute(query)
         except Exception as exc:
@@ -214,7 +251,7 @@ class TransactionApplier:
         target table (the only truncation the converted values can cause there is the
         ENUM error value, index 0)."""
         names = _TRUNCATED.findall(message)
-        target = getattr(self, "_target", None)
+        target = self._target
         if not names or target is None:
             return False
         cols = [target.column(n) for n in names]
@@ -241,14 +278,14 @@ class TransactionApplier:
         return count
 
     def _insert_idempotent(self, cur, query, tp, cols, batch, txn) -> None:
-        cur.execute("SAVEPOINT applier_batch")
+        self._sql(cur, "SAVEPOINT applier_batch")
         try:
             self._exec(cur, query, None, txn)
             return
         except Exception as exc:
             if error_code(exc) != 1062:
                 raise
-            cur.execute("ROLLBACK TO SAVEPOINT applier_batch")
+            self._sql(cur, "ROLLBACK TO SAVEPOINT applier_batch")
         upsert = tp.insert(cols, 1, upsert=True)
         for image in batch:
             if self._exec(cur, upsert, list(image.values()), txn) == 2:
@@ -312,12 +349,15 @@ class TransactionApplier:
             self._update_batch(cur, tp, plan, batch[:half], txn)
             self._update_batch(cur, tp, plan, batch[half:], txn)
             return
-        cur.execute("SAVEPOINT applier_batch")
-        if self._exec(cur, query, None, txn) == len(batch):
-            return
-        cur.execute("ROLLBACK TO SAVEPOINT applier_batch")
-        for before, after in batch:
-            self._update_one(cur, tp, plan, before, after, txn)
+        self._sql(cur, "SAVEPOINT applier_batch")
+
+        def matched(count: int) -> None:
+            if count == len(batch):
+                return
+            self._sql(cur, "ROLLBACK TO SAVEPOINT applier_batch")
+            for before, after in batch:
+                self._update_one(cur, tp, plan, before, after, txn)
+        self._send(cur, query, txn, matched)
 
     def _deletes(self, cur, tp, group, txn) -> int:
         convert = tp.mapping.convert_image
@@ -327,17 +367,22 @@ class TransactionApplier:
             self.lookups[plan.kind] += 1
         if all(p is plans[0] for p in plans) and plans[0].unique:
             for i in range(0, len(befores), BATCH_ROWS):
-                batch = befores[i:i + BATCH_ROWS]
-                args = sqlbuild.key_args(plans[0], batch)
-                if self._exec(cur, tp.delete_keys(plans[0], len(batch)), args,
-                              txn) != len(batch):
-                    self._missing_keys(cur, tp, plans[0], batch, txn)
+                self._delete_batch(cur, tp, plans[0], befores[i:i + BATCH_ROWS], txn)
             return len(befores)
         for plan, before in zip(plans, befores, strict=True):
             args = sqlbuild.where_args(plan, before)
             if self._exec(cur, tp.delete(plan), args, txn) == 0:
                 self._missing(tp.target, plan, before, txn, "Delete_rows")
         return len(befores)
+
+    def _delete_batch(self, cur, tp, plan, batch, txn) -> None:
+        query = literals.mogrify(self.conn, tp.delete_keys(plan, len(batch)),
+                                 sqlbuild.key_args(plan, batch))
+
+        def deleted(count: int) -> None:
+            if count != len(batch):
+                self._missing_keys(cur, tp, plan, batch, txn)
+        self._send(cur, query, txn, deleted)
 
     def _missing_keys(self, cur, tp, plan, batch, txn) -> None:
         self._exec(cur, tp.select_keys(plan, len(batch)), sqlbuild.key_args(plan, batch), txn)

@@ -74,6 +74,15 @@ class Connection:
     def rollback(self):
         self.rollbacks += 1
 
+    # the two halves of pymysql's Connection.query (applier.apply.inflight)
+    def _execute_command(self, command, sql: bytes):
+        self.sent.append(sql.decode(self.encoding))
+        self._in_flight = sql.decode(self.encoding)
+
+    def _read_query_result(self):
+        sql, self._in_flight = self._in_flight, None
+        return self.answer(sql)
+
 
 class Schemas:
     def get(self, schema, table):
