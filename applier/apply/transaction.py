@@ -11,34 +11,29 @@ savepoint, when fewer rows matched than were sent, so a missing row is named).
 from __future__ import annotations
 
 import logging
-import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from applier.apply import jsondiffsql, jsonsql, literals, lookup, sqlbuild
+from applier.apply import batching, enumvalue, jsondiffsql, jsonsql, literals, sqlbuild
+from applier.apply.batching import BATCH_ROWS
 from applier.apply.checkpoint import Checkpoint
 from applier.apply.ddl import StatementApplier
 from applier.apply.inflight import InFlight
 from applier.apply.plans import TablePlan
 from applier.apply.schema import SchemaCache
-from applier.apply.sqlmode import APPLY_SQL_MODE
 from applier.apply.target import PacketTooLarge, check_packet, error_code, max_packet, translate
 from applier.binlog.events import RowChange, Statement, Transaction
 from applier.convert.decide import Mode
 from applier.convert.mapping import build_mapping
-from applier.convert.types import BINARY, INTEGER, SourceTable
+from applier.convert.types import SourceTable
 from applier.errors import ReplicationStopped, RowNotFound, TransientError
 from applier.server_codes import STALE_DEFINITION
 
 log = logging.getLogger(__name__)
-BATCH_ROWS = 1000
 # errors after which the target's definitions are read again and the transaction retried
 # once: a table or column changed on the target since it was read
 _STALE = STALE_DEFINITION
-_TRUNCATED = re.compile(r"Data truncated for column '(.+)' at row")
-# for a statement writing an ENUM's error value: APPLY_SQL_MODE without strictness
-_RELAXED_SQL_MODE = ",".join(m for m in APPLY_SQL_MODE.split(",") if "STRICT" not in m)
 
 
 @dataclass
@@ -132,7 +127,7 @@ class TransactionApplier:
         self.lookups = Counter()
         try:
             with self.conn.cursor() as cur:
-                for group in _groups(txn.changes):
+                for group in batching.groups(txn.changes):
                     if isinstance(group, Statement):
                         self.inflight.drain()
                         self._doing = "The statement"
@@ -225,9 +220,10 @@ class TransactionApplier:
             now = self._doing, self._target
             self._doing, self._target = context
             if error is not None:
-                if not self._enum_columns(str(error)) or error_code(error) != 1265:
+                if not enumvalue.is_error_value(error, self._target):
                     raise error
-                count = self._exec_with_enum_error_value(cur, query, txn)
+                count = enumvalue.execute_relaxed(cur, query, self._target, self._doing,
+                                                  txn.end)
             if check is not None:
                 check(count)
             self._doing, self._target = now
@@ -242,40 +238,9 @@ class TransactionApplier:
         try:
             return cur.execute(query)
         except Exception as exc:
-            if not self._enum_columns(str(exc)) or error_code(exc) != 1265:
+            if not enumvalue.is_error_value(exc, self._target):
                 raise
-        return self._exec_with_enum_error_value(cur, query, txn)
-
-    def _enum_columns(self, message: str) -> bool:
-        """Whether every 'Data truncated' in the message is about an ENUM column of the
-        target table (the only truncation the converted values can cause there is the
-        ENUM error value, index 0)."""
-        names = _TRUNCATED.findall(message)
-        target = self._target
-        if not names or target is None:
-            return False
-        cols = [target.column(n) for n in names]
-        return all(c is not None and c.type.name == "enum" for c in cols)
-
-    def _exec_with_enum_error_value(self, cur, query: str, txn) -> int:
-        """ENUM index 0 (the error value '') is what the source holds, and MySQL's own
-        replica stores it; a strict session refuses to write it. This one statement runs
-        without strictness, and any warning other than that value stops replication."""
-        cur.execute(f"SET SESSION sql_mode = '{_RELAXED_SQL_MODE}'")
-        try:
-            count = cur.execute(query)
-            cur.execute("SHOW WARNINGS")
-            warnings = list(cur.fetchall())
-        finally:
-            cur.execute(f"SET SESSION sql_mode = '{APPLY_SQL_MODE}'")
-        for _, code, message in warnings:
-            if code == 1287:  # a deprecation note: nothing about the values
-                continue
-            if code != 1265 or not self._enum_columns(message):
-                raise ReplicationStopped(
-                    f"{self._doing} failed on the target: {message}, Error_code: {code}; "
-                    f"the event's source position {txn.end}", code)
-        return count
+        return enumvalue.execute_relaxed(cur, query, self._target, self._doing, txn.end)
 
     def _insert_idempotent(self, cur, query, tp, cols, batch, txn) -> None:
         self._sql(cur, "SAVEPOINT applier_batch")
@@ -306,7 +271,7 @@ class TransactionApplier:
             self.lookups[this.kind] += 1
             if not after:
                 continue
-            key = _batch_key(tp, this, before, after)
+            key = batching.batch_key(tp, this, before, after)
             if batch and (key is None or key in seen or this is not plan
                           or after.keys() != batch[0][1].keys() or len(batch) >= BATCH_ROWS):
                 self._update_batch(cur, tp, plan, batch, txn)
@@ -335,7 +300,7 @@ class TransactionApplier:
         """One UPDATE ... JOIN for the batch; halved while it exceeds max_allowed_packet;
         on fewer rows matched than sent, undone and done row by row (naming the missing
         row: STRICT stops there, IDEMPOTENT applies the rest)."""
-        if len(batch) == 1 or not _same_types(batch):
+        if len(batch) == 1 or not batching.same_types(batch):
             for before, after in batch:
                 self._update_one(cur, tp, plan, before, after, txn)
             return
@@ -399,57 +364,6 @@ class TransactionApplier:
         if not self.opt.idempotent:
             raise RowNotFound(msg)
         log.warning("IDEMPOTENT: %s", msg)
-
-
-def _groups(changes):
-    """Consecutive row changes of one table and kind (at most BATCH_ROWS: a streamed
-    transaction is held a batch at a time), and statements on their own."""
-    group: list[RowChange] = []
-    for change in changes:
-        if isinstance(change, Statement):
-            if group:
-                yield group
-                group = []
-            yield change
-            continue
-        if group and (change.kind != group[0].kind or change.table is not group[0].table
-                      or len(group) >= BATCH_ROWS):
-            yield group
-            group = []
-        group.append(change)
-    if group:
-        yield group
-
-
-# key column types whose values, read from a derived table of literals, compare with the
-# column through its index: integers and binary strings (a character key's literal would
-# be in the connection's character set, which could make the join scan the table)
-_BATCH_KEY_GROUPS = (INTEGER, BINARY)
-
-
-def _batch_key(tp: TablePlan, plan: lookup.LookupPlan, before: dict, after: dict):
-    """The row's key if the update can go in a batch (a unique key of integer or binary
-    columns, left as it is by the update), else None."""
-    if not (plan.unique and tp.set_updates):
-        return None
-    key = []
-    for c in plan.columns:
-        if after.get(c, before[c]) != before[c] \
-                or tp.target.column(c).type.group not in _BATCH_KEY_GROUPS:
-            return None
-        key.append(before[c])
-    return tuple(key)
-
-
-def _same_types(batch: list[tuple[dict, dict]]) -> bool:
-    """Every after-image column holds values of one Python type (or None) across the
-    batch: a derived table's column takes one type for all its rows."""
-    first = batch[0][1]
-    for name in first:
-        kinds = {type(after[name]) for _, after in batch} - {type(None)}
-        if len(kinds) > 1:
-            return False
-    return True
 
 
 def _show(image: dict) -> str:

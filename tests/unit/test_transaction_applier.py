@@ -196,7 +196,7 @@ def test_values_of_mixed_python_types_in_a_column_go_row_by_row():
 
 
 def test_a_streamed_transaction_commits_once_with_its_final_end():
-    from applier.apply.transaction import BATCH_ROWS
+    from applier.apply.batching import BATCH_ROWS
 
     t = Transaction(Position("bin.000001", 100, None), [], streamed=True)
 

@@ -1,0 +1,62 @@
+"""Which row changes go together into one set-based statement: groups of consecutive
+changes of one table and kind, and the updates that may share an UPDATE ... JOIN. Pure."""
+
+from __future__ import annotations
+
+from applier.apply import lookup
+from applier.apply.plans import TablePlan
+from applier.binlog.events import RowChange, Statement
+from applier.convert.types import BINARY, INTEGER
+
+BATCH_ROWS = 1000  # rows per statement at most (and per group of a streamed transaction)
+
+
+def groups(changes):
+    """Consecutive row changes of one table and kind (at most BATCH_ROWS: a streamed
+    transaction is held a batch at a time), and statements on their own."""
+    group: list[RowChange] = []
+    for change in changes:
+        if isinstance(change, Statement):
+            if group:
+                yield group
+                group = []
+            yield change
+            continue
+        if group and (change.kind != group[0].kind or change.table is not group[0].table
+                      or len(group) >= BATCH_ROWS):
+            yield group
+            group = []
+        group.append(change)
+    if group:
+        yield group
+
+
+# key column types whose values, read from a derived table of literals, compare with the
+# column through its index: integers and binary strings (a character key's literal would
+# be in the connection's character set, which could make the join scan the table)
+_BATCH_KEY_GROUPS = (INTEGER, BINARY)
+
+
+def batch_key(tp: TablePlan, plan: lookup.LookupPlan, before: dict, after: dict):
+    """The row's key if the update can go in a batch (a unique key of integer or binary
+    columns, left as it is by the update), else None."""
+    if not (plan.unique and tp.set_updates):
+        return None
+    key = []
+    for c in plan.columns:
+        if after.get(c, before[c]) != before[c] \
+                or tp.target.column(c).type.group not in _BATCH_KEY_GROUPS:
+            return None
+        key.append(before[c])
+    return tuple(key)
+
+
+def same_types(batch: list[tuple[dict, dict]]) -> bool:
+    """Every after-image column holds values of one Python type (or None) across the
+    batch: a derived table's column takes one type for all its rows."""
+    first = batch[0][1]
+    for name in first:
+        kinds = {type(after[name]) for _, after in batch} - {type(None)}
+        if len(kinds) > 1:
+            return False
+    return True
