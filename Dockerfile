@@ -12,8 +12,14 @@ ARG PYTHON_IMAGE=python:3.11-slim-bookworm
 
 # --- build: wheels for the package and every dependency --------------------------------
 FROM ${PYTHON_IMAGE} AS build
+# a C compiler for the compiled decoder and literals (setup.py); versions move with
+# Debian's security updates, pinning them would break rebuilds
+# hadolint ignore=DL3008
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends gcc libc6-dev \
+ && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
-COPY pyproject.toml README.md ./
+COPY pyproject.toml setup.py README.md ./
 COPY applier ./applier
 COPY reconcile ./reconcile
 RUN pip wheel --no-cache-dir --wheel-dir /wheels .
