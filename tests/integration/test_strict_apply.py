@@ -155,3 +155,38 @@ def test_row_larger_than_the_targets_max_allowed_packet_stops_with_1153(replica,
     assert replica.catch_up() == ExitStatus.OK, replica.last_error
     assert replica.rows("SELECT id, LENGTH(b) FROM t WHERE id >= 100 ORDER BY id") == [
         (100, 5), (101, 2000000)]
+
+
+def test_a_refused_batch_is_named_by_its_own_table_while_the_next_was_already_built(replica):
+    """A set-based statement's result is read just before the next statement (the next
+    batch is converted meanwhile: apply/inflight.py): the error still names the table and
+    event of the statement the target refused, and nothing of the transaction lands."""
+    replica.src("CREATE TABLE a (id INT PRIMARY KEY, v INT NULL)",
+                "CREATE TABLE b (id INT PRIMARY KEY, v INT)")
+    replica.tgt("CREATE TABLE a (id INT PRIMARY KEY, v INT NOT NULL)",
+                "CREATE TABLE b (id INT PRIMARY KEY, v INT)")
+    assert replica.catch_up() == ExitStatus.OK
+    before = replica.checkpoint()
+    rows = ", ".join(f"({i}, {i})" for i in range(1, 2001))
+    replica.src("BEGIN", "INSERT INTO a VALUES (1, 1), (2, NULL), (3, 3)",
+                f"INSERT INTO b VALUES {rows}", "UPDATE b SET v = v + 1", "COMMIT")
+    assert replica.catch_up() == ExitStatus.REPLICATION_STOPPED
+    message = _stopped(replica, 1048)
+    assert f"Write_rows event on table {replica.schema}.a" in message, message
+    assert f"{replica.schema}.b" not in message
+    assert replica.rows("SELECT COUNT(*) FROM a") == [(0,)]
+    assert replica.rows("SELECT COUNT(*) FROM b") == [(0,)]
+    assert replica.checkpoint() == before
+    # the same for an update batch the target refuses, followed by another table's rows
+    replica.tgt("ALTER TABLE a MODIFY v INT NULL", "ALTER TABLE b MODIFY v INT NOT NULL")
+    replica.src("UPDATE a SET v = 5")  # after the failed transaction: applied next
+    assert replica.catch_up() == ExitStatus.OK, replica.last_error
+    replica.src("BEGIN", "UPDATE b SET v = NULL WHERE id <= 1500",
+                "INSERT INTO a VALUES (10, 10)", "COMMIT")
+    before = replica.checkpoint()
+    assert replica.catch_up() == ExitStatus.REPLICATION_STOPPED
+    message = _stopped(replica, 1048)
+    assert f"Update_rows event on table {replica.schema}.b" in message, message
+    assert replica.rows("SELECT COUNT(*) FROM a WHERE id = 10") == [(0,)]
+    assert replica.rows("SELECT COUNT(*) FROM b WHERE v IS NULL") == [(0,)]
+    assert replica.checkpoint() == before
