@@ -1,8 +1,9 @@
-"""The compiled parts of the package: applier.binlog._rowc (row-image decoding) and
+"""The compiled parts of the package: applier.binlog._rowc (row-image decoding),
+applier.convert._rename (identical row images keyed by target names) and
 applier.apply._literals (SQL literals of statement arguments).
 
 optional: without a C compiler the package installs and runs on their Python versions
-(applier/binlog/rowimage.py, applier/apply/literals.py), which give the same results,
+(rowimage.py, mapping.py, literals.py), which give the same results,
 more slowly."""
 
 from setuptools import Extension, setup
@@ -11,5 +12,7 @@ setup(ext_modules=[
     Extension("applier.binlog._rowc", ["applier/binlog/_rowc.c"], extra_compile_args=["-O2"],
               optional=True),
     Extension("applier.apply._literals", ["applier/apply/_literals.c"],
+              extra_compile_args=["-O2"], optional=True),
+    Extension("applier.convert._rename", ["applier/convert/_rename.c"],
               extra_compile_args=["-O2"], optional=True),
 ])

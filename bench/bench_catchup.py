@@ -105,7 +105,7 @@ def native(flavor: str, src, target, start, end) -> float:
 
 
 def ours(src_cfg, tgt_cfg, start, state: Path, profile: bool,
-         overlap: bool = True) -> tuple[float, int, str]:
+         overlap: bool = True) -> tuple[float, int, str, float]:
     cfg = Config(source=src_cfg, target=tgt_cfg,
                  replication=dataclasses.replace(
                      ReplicationConfig(), start=f"{start.log_file}:{start.log_pos}",
@@ -114,13 +114,13 @@ def ours(src_cfg, tgt_cfg, start, state: Path, profile: bool,
     daemon = Daemon(cfg, until_caught_up=True)
     daemon.overlap = overlap  # the reader thread (cProfile sees only this thread: off)
     prof = cProfile.Profile() if profile else None
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), time.process_time()
     if prof:
         prof.enable()
     status = daemon.run()
     if prof:
         prof.disable()
-    elapsed = time.perf_counter() - t0
+    elapsed, cpu = time.perf_counter() - t0, time.process_time() - cpu0
     top = ""
     if prof:
         out = io.StringIO()
@@ -128,7 +128,7 @@ def ours(src_cfg, tgt_cfg, start, state: Path, profile: bool,
         stats.sort_stats("tottime").print_stats(25)
         stats.sort_stats("cumulative").print_stats(30)
         top = out.getvalue()
-    return elapsed, int(status), top
+    return elapsed, int(status), top, cpu
 
 
 def main() -> None:
@@ -160,26 +160,28 @@ def main() -> None:
         workers = _one(target, "SELECT @@replica_parallel_workers") \
             if args.flavor == "mysql" else _one(target, "SELECT @@slave_parallel_threads")
         _reset_target(target)
-        t_ours, status, top = ours(src_cfg, tgt_cfg, start, Path(args.dir) / "state",
+        t_ours, status, top, cpu = ours(src_cfg, tgt_cfg, start, Path(args.dir) / "state",
                                    args.profile, overlap=not args.profile)
         got_ours = _one(target, CHECK)
         serial = None
         if not args.profile:  # the same, without the reader thread: what the overlap gives
             _reset_target(target)
             serial = ours(src_cfg, tgt_cfg, start, Path(args.dir) / "state2", False,
-                          overlap=False)[:2] + (_one(target, CHECK),)
+                          overlap=False) + (_one(target, CHECK),)
         print(f"{args.flavor}: {changes} row changes (source wrote them in {t_write:.1f} s)")
         print(f"the server's replica (parallel workers {workers[0]}): {t_native:.2f} s, "
               f"{changes / t_native:,.0f} row changes/s, result "
               f"{'equal' if got_native == want else 'DIFFERS'}")
         print(f"applier: {t_ours:.2f} s, {changes / t_ours:,.0f} row changes/s, exit status "
-              f"{status}, result {'equal' if got_ours == want else 'DIFFERS'}")
+              f"{status}, result {'equal' if got_ours == want else 'DIFFERS'}, "
+              f"its CPU {cpu:.2f} s (all threads)")
         print(f"ratio (server's time / applier's time): {t_native / t_ours:.3f}")
         if serial is not None:
-            t_serial, status2, got2 = serial
+            t_serial, status2, _, cpu2, got2 = serial
             print(f"applier without the reader thread: {t_serial:.2f} s, "
                   f"{changes / t_serial:,.0f} row changes/s, exit status {status2}, result "
-                  f"{'equal' if got2 == want else 'DIFFERS'}, ratio {t_native / t_serial:.3f}")
+                  f"{'equal' if got2 == want else 'DIFFERS'}, ratio {t_native / t_serial:.3f},"
+                  f" its CPU {cpu2:.2f} s")
         if top:
             print(top)
     finally:

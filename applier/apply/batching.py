@@ -40,15 +40,29 @@ _BATCH_KEY_GROUPS = (INTEGER, BINARY)
 def batch_key(tp: TablePlan, plan: lookup.LookupPlan, before: dict, after: dict):
     """The row's key if the update can go in a batch (a unique key of integer or binary
     columns, left as it is by the update), else None."""
-    if not (plan.unique and tp.set_updates):
+    cols = _batchable(tp, plan)
+    if cols is None:
         return None
     key = []
-    for c in plan.columns:
-        if after.get(c, before[c]) != before[c] \
-                or tp.target.column(c).type.group not in _BATCH_KEY_GROUPS:
+    for c in cols:
+        value = before[c]
+        if after.get(c, value) != value:
             return None
-        key.append(before[c])
+        key.append(value)
     return tuple(key)
+
+
+def _batchable(tp: TablePlan, plan: lookup.LookupPlan) -> tuple[str, ...] | None:
+    """The plan's key columns when its updates may go in batches (decided once per plan)."""
+    memo = tp.batch_keys
+    try:
+        return memo[id(plan)]
+    except KeyError:
+        pass
+    ok = plan.unique and tp.set_updates and all(
+        tp.target.column(c).type.group in _BATCH_KEY_GROUPS for c in plan.columns)
+    memo[id(plan)] = cols = tuple(plan.columns) if ok else None
+    return cols
 
 
 def same_types(batch: list[tuple[dict, dict]]) -> bool:

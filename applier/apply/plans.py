@@ -20,6 +20,9 @@ class TablePlan:
     mapping: TableMapping
     _lookups: dict[frozenset, lookup.LookupPlan] = field(default_factory=dict, repr=False)
     _texts: dict[tuple, str] = field(default_factory=dict, repr=False)
+    # per lookup plan (by identity: plans are kept in _lookups): its key columns when its
+    # updates may go in batches, else None (applier.apply.batching)
+    batch_keys: dict[int, tuple[str, ...] | None] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         t = self.mapping.target

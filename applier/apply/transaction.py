@@ -171,8 +171,7 @@ class TransactionApplier:
         return self._updates(cur, tp, group, txn)
 
     def _inserts(self, cur, tp, group, txn) -> int:
-        convert = tp.mapping.convert_image
-        images = [convert(c.after) for c in group]
+        images = tp.mapping.convert_images([c.after for c in group])
         start = 0
         while start < len(images):
             keys = images[start].keys()  # same columns in the same (source) order
@@ -261,13 +260,15 @@ class TransactionApplier:
         """Updates by a unique key that leave the key as it is go in batches of distinct
         keys (a key updated twice, or a key-changing update, ends the batch); the others
         one by one, in order."""
-        convert = tp.mapping.convert_image
+        convert = tp.mapping.convert_images
         batch: list[tuple[dict, dict]] = []
         seen: set = set()
         plan = None
-        for change in group:
-            before, after = convert(change.before), convert(change.after)
-            this = tp.lookup(frozenset(before))
+        names = this = None
+        for before, after in zip(convert([c.before for c in group]),
+                                 convert([c.after for c in group]), strict=True):
+            if names is None or before.keys() != names:  # the same columns: the same plan
+                names, this = before.keys(), tp.lookup(frozenset(before))
             self.lookups[this.kind] += 1
             if not after:
                 continue
@@ -325,8 +326,7 @@ class TransactionApplier:
         self._send(cur, query, txn, matched)
 
     def _deletes(self, cur, tp, group, txn) -> int:
-        convert = tp.mapping.convert_image
-        befores = [convert(c.before) for c in group]
+        befores = tp.mapping.convert_images([c.before for c in group])
         plans = [tp.lookup(frozenset(b)) for b in befores]
         for plan in plans:
             self.lookups[plan.kind] += 1

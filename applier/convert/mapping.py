@@ -16,6 +16,11 @@ from applier.convert.decide import Converter, Decision, Mode, classify, converte
 from applier.convert.types import Column, SourceTable, TargetTable
 from applier.errors import ConfigError, ConversionRefused
 
+try:  # convert_images' renaming compiled (setup.py); else the comprehension does it
+    from applier.convert import _rename
+except ImportError:
+    _rename = None
+
 
 @dataclass(frozen=True)
 class ColumnPair:
@@ -56,6 +61,16 @@ class TableMapping:
                 name, convert = entry
                 out[name] = value if convert is None else convert(value)
         return out
+
+    def convert_images(self, images: list[dict[int, Any]]) -> list[dict[str, Any]]:
+        """convert_image of every image of a list (one call for a batch of rows)."""
+        names = self._names
+        if names is None:
+            return [self.convert_image(image) for image in images]
+        if _rename is not None:
+            return _rename.rename_images(images, names)
+        get = names.__getitem__
+        return [dict(zip(map(get, image), image.values(), strict=True)) for image in images]
 
     @functools.cached_property
     def _names(self) -> tuple[str, ...] | None:

@@ -90,14 +90,27 @@ def test_convert_image_renames_identical_columns_and_converts_the_others():
                    [Column(0, "n", signed), Column(1, "id", signed), Column(2, "name", TEXT)])
     assert same._names == ("id", "name", "n")  # the one-pass rename
     assert same.convert_image({2: 5, 0: 1, 1: None}) == {"n": 5, "id": 1, "name": None}
+    images = [{2: 5, 0: 1, 1: None}, {}, {1: "x"}]
+    expected = [{"n": 5, "id": 1, "name": None}, {}, {"name": "x"}]
+    assert same.convert_images(images) == expected  # compiled (applier/convert/_rename.c)
+    assert list(map(list, same.convert_images(images))) == list(map(list, expected))
+    from applier.convert import mapping as mapping_module
+    assert mapping_module._rename is not None, "applier.convert._rename: pip install -e ."
+    compiled, mapping_module._rename = mapping_module._rename, None
+    try:  # the Python fallback gives the same
+        assert same.convert_images(images) == expected
+    finally:
+        mapping_module._rename = compiled
     # a source column the target lacks: the general loop, which drops it
     dropped = mapping([Column(0, "id", signed), Column(1, "gone", signed)],
                       [Column(0, "id", signed)])
     assert dropped._names is None
     assert dropped.convert_image({0: 1, 1: 2}) == {"id": 1}
+    assert dropped.convert_images([{0: 1, 1: 2}, {1: 3}]) == [{"id": 1}, {}]
     # a converted column (a signed source into a TINYINT: saturated): the general loop
     narrow = mapping([Column(0, "id", signed), Column(1, "n", signed)],
                      [Column(0, "id", signed), Column(1, "n", SqlType("tinyint",
                                                                       unsigned=False))])
     assert narrow._names is None
     assert narrow.convert_image({1: 1000, 0: 3}) == {"n": 127, "id": 3}
+    assert narrow.convert_images([{1: -1000}]) == [{"n": -128}]
