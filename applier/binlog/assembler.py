@@ -158,8 +158,8 @@ class Assembler:
         except rowimage.RowImageError as exc:
             raise ReplicationStopped(f"cannot decode a row of '{table.qualified}' at "
                                      f"{self.src.log_file}:{self.last_pos}: {exc}") from exc
-        self.changes.extend(RowChange(rb.kind, table, before, after)
-                            for before, after in rows)
+        kind = rb.kind
+        self.changes.extend([RowChange(kind, table, before, after) for before, after in rows])
 
     def _end(self, ev) -> Transaction:
         end = Position(self.src.log_file, ev.packet.log_pos, self.gtid)
