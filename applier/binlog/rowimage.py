@@ -34,22 +34,47 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from applier.binlog import jsondiff
+from applier.binlog import jsondiff, rowc
 from applier.binlog.bindecimal import decode_decimal
+from applier.binlog.coltypes import (  # noqa: F401 (re-exported: rowimage.X names them)
+    BIT,
+    BLOB,
+    DATE,
+    DATETIME,
+    DATETIME2,
+    DECIMAL,
+    DOUBLE,
+    ENUM,
+    FLOAT,
+    GEOMETRY,
+    INT24,
+    INT_SIZES,
+    JSON,
+    LONG,
+    LONG_BLOB,
+    LONGLONG,
+    MEDIUM_BLOB,
+    NEWDATE,
+    NEWDECIMAL,
+    NULL,
+    SET,
+    SHORT,
+    STRING,
+    TIME,
+    TIME2,
+    TIMESTAMP,
+    TIMESTAMP2,
+    TINY,
+    TINY_BLOB,
+    VAR_STRING,
+    VARCHAR,
+    YEAR,
+    ColumnCodec,
+    RowImageError,
+)
 from applier.binlog.jsonbinary import decode_json
 from applier.binlog.jsondoc import JsonDoc
-
-try:  # the compiled decoder of the common types (setup.py); the same values, faster
-    from applier.binlog import _rowc
-except ImportError:  # built without a C compiler: the Python readers below do it all
-    _rowc = None
-
-# MYSQL_TYPE_* codes as they appear in the table map.
-DECIMAL, TINY, SHORT, LONG, FLOAT, DOUBLE, NULL, TIMESTAMP, LONGLONG, INT24 = range(10)
-DATE, TIME, DATETIME, YEAR, NEWDATE, VARCHAR, BIT = range(10, 17)
-TIMESTAMP2, DATETIME2, TIME2 = 17, 18, 19
-JSON, NEWDECIMAL, ENUM, SET = 245, 246, 247, 248
-TINY_BLOB, MEDIUM_BLOB, LONG_BLOB, BLOB, VAR_STRING, STRING, GEOMETRY = range(249, 256)
+from applier.binlog.textcodec import decode_text
 
 # Rows event type codes.
 WRITE_V1, UPDATE_V1, DELETE_V1 = 0x17, 0x18, 0x19
@@ -58,33 +83,6 @@ PARTIAL_UPDATE = 0x27
 EVENT_KINDS = {WRITE_V1: "insert", WRITE_V2: "insert", UPDATE_V1: "update",
                UPDATE_V2: "update", DELETE_V1: "delete", DELETE_V2: "delete",
                PARTIAL_UPDATE: "update"}
-
-_INT_SIZES = {TINY: 1, SHORT: 2, INT24: 3, LONG: 4, LONGLONG: 8}
-
-
-class RowImageError(ValueError):
-    """The bytes do not decode as the table map says (or use an unsupported feature)."""
-
-
-@dataclass(frozen=True)
-class ColumnCodec:
-    """What decoding one column needs, from its table-map entry and optional metadata.
-
-    type_code: MYSQL_TYPE_* (ENUM/SET already resolved from STRING's real type).
-    max_length: CHAR/BINARY/VARCHAR maximum byte length (decides 1- or 2-byte prefixes).
-    length_size: BLOB/TEXT/JSON/GEOMETRY length-prefix bytes; ENUM/SET storage bytes.
-    charset: MySQL charset name; 'binary' for binary strings; None when unknown.
-    """
-
-    type_code: int
-    unsigned: bool = False
-    max_length: int = 0
-    length_size: int = 0
-    precision: int = 0
-    scale: int = 0
-    fsp: int = 0
-    bits: int = 0
-    charset: str | None = None
 
 
 @dataclass(frozen=True)
@@ -135,13 +133,13 @@ def decode_rows(rb: RowsBody, codecs: Sequence[ColumnCodec]) -> list[tuple[dict 
                             f"{len(codecs)}")
     codecs = tuple(codecs)
     readers = _readers(codecs)
-    if _rowc is not None and not rb.partial:
+    if rowc._rowc is not None and not rb.partial:
         try:
-            return _rowc.decode_rows(
-                rb.rows, _C_KINDS[rb.kind], _present(rb.present, len(codecs)),
+            return rowc._rowc.decode_rows(
+                rb.rows, rowc.C_KINDS[rb.kind], _present(rb.present, len(codecs)),
                 _present(rb.present_after, len(codecs)) if rb.kind == "update" else None,
-                c_specs(codecs), readers)
-        except _rowc.Fallback:
+                rowc.c_specs(codecs), readers)
+        except rowc._rowc.Fallback:
             pass  # the bytes did not decode cleanly: the Python path gives the exact error
     return _decode_rows(rb, codecs, readers)
 
@@ -177,54 +175,6 @@ def _partial(data: bytes, pos: int, readers: tuple, codecs) -> tuple[tuple, int]
         raise RowImageError(str(exc)) from exc
 
 
-# -- the compiled decoder's column specs (applier/binlog/_rowc.c) -----------------------
-
-_C_KINDS = {"insert": 0, "update": 1, "delete": 2}
-_C_PY, _C_INT, _C_FLOAT, _C_DECIMAL, _C_DATE, _C_DATETIME2 = range(6)
-_C_UTF8, _C_LATIN1, _C_ASCII, _C_BYTES, _C_YEAR, _C_ENUMSET = range(6, 12)
-_C_TEXT = {"utf8mb4": _C_UTF8, "utf8mb3": _C_UTF8, "utf8": _C_UTF8, "latin1": _C_LATIN1,
-           "ascii": _C_ASCII}
-
-
-@functools.lru_cache(maxsize=256)
-def c_specs(codecs: tuple[ColumnCodec, ...]) -> tuple[tuple[int, int, int], ...]:
-    """(code, a, b) per column for the compiled decoder; code 0: the Python reader."""
-    return tuple(_c_spec(c) for c in codecs)
-
-
-def _c_spec(c: ColumnCodec) -> tuple[int, int, int]:
-    t = c.type_code
-    if t in _INT_SIZES:
-        return _C_INT, _INT_SIZES[t], int(not c.unsigned)
-    if t in (FLOAT, DOUBLE):
-        return _C_FLOAT, 4 if t == FLOAT else 8, 0
-    if t == NEWDECIMAL and 0 <= c.scale <= c.precision <= 65 and c.precision:
-        return _C_DECIMAL, c.precision, c.scale
-    if t in (DATE, NEWDATE):
-        return _C_DATE, 0, 0
-    if t == DATETIME2 and 0 <= c.fsp <= 6:
-        return _C_DATETIME2, c.fsp, 0
-    if t == YEAR:
-        return _C_YEAR, 0, 0
-    if t in (ENUM, SET):
-        return _C_ENUMSET, c.length_size or 1, 0
-    if t in (VARCHAR, VAR_STRING, STRING):
-        if t == STRING and c.charset == "binary":
-            return _C_PY, 0, 0  # BINARY(N): re-padded by the Python reader
-        return _c_text(c.charset, 2 if c.max_length > 255 else 1)
-    if t in (BLOB, TINY_BLOB, MEDIUM_BLOB, LONG_BLOB) and 1 <= c.length_size <= 4:
-        return _c_text(c.charset, c.length_size)
-    return _C_PY, 0, 0
-
-
-def _c_text(charset: str | None, prefix: int) -> tuple[int, int, int]:
-    if charset in _C_TEXT:
-        return _C_TEXT[charset], prefix, 0
-    if _CODECS.get(charset or "") is None and charset != "latin1":
-        return _C_BYTES, prefix, 0  # decode_text leaves these as bytes
-    return _C_PY, 0, 0
-
-
 # -- the per-event fast path: column lists and readers resolved once, not per value ---
 
 @functools.lru_cache(maxsize=256)
@@ -235,8 +185,8 @@ def _readers(codecs: tuple[ColumnCodec, ...]) -> tuple:
 
 def _reader(c: ColumnCodec):
     t = c.type_code
-    if t in _INT_SIZES:
-        n, signed = _INT_SIZES[t], not c.unsigned
+    if t in INT_SIZES:
+        n, signed = INT_SIZES[t], not c.unsigned
         from_bytes = int.from_bytes
 
         def read_int(data: bytes, pos: int) -> tuple[int, int]:
@@ -290,8 +240,8 @@ def decode_image(data: bytes, pos: int, present: bytes,
 def decode_value(data: bytes, pos: int, c: ColumnCodec) -> tuple[Any, int]:
     """The value of column c at data[pos:] and the position after it."""
     t = c.type_code
-    if t in _INT_SIZES:
-        n = _INT_SIZES[t]
+    if t in INT_SIZES:
+        n = INT_SIZES[t]
         return _int(data[pos:pos + n], "little", not c.unsigned), pos + n
     reader = _READERS.get(t)
     if reader is None:
@@ -444,39 +394,6 @@ _READERS = {
     BLOB: _blob, TINY_BLOB: _blob, MEDIUM_BLOB: _blob, LONG_BLOB: _blob,
     GEOMETRY: _geometry, JSON: _json,
 }
-
-
-# -- character sets ---------------------------------------------------------------------
-
-# MySQL latin1 is cp1252 except that its five undefined bytes map to the C1 controls.
-_LATIN1 = {b: ch for b in range(0x80, 0xA0)
-           if (ch := bytes([b]).decode("cp1252", "ignore"))}  # str.translate table
-
-_CODECS = {
-    "utf8mb4": "utf-8", "utf8mb3": "utf-8", "utf8": "utf-8", "ascii": "ascii",
-    "ucs2": "utf-16-be", "utf16": "utf-16-be", "utf16le": "utf-16-le",
-    "utf32": "utf-32-be", "latin2": "iso8859-2", "latin5": "iso8859-9",
-    "latin7": "iso8859-13", "greek": "iso8859-7", "hebrew": "iso8859-8",
-    "cp1250": "cp1250", "cp1251": "cp1251", "cp1256": "cp1256", "cp1257": "cp1257",
-    "cp850": "cp850", "cp852": "cp852", "cp866": "cp866", "koi8r": "koi8-r",
-    "koi8u": "koi8-u", "tis620": "tis-620", "macroman": "mac-roman",
-    "macce": "mac-latin2", "gbk": "gbk", "gb2312": "gb2312", "gb18030": "gb18030",
-    "big5": "big5", "euckr": "euc-kr", "ujis": "euc-jp", "sjis": "shift_jis",
-    "cp932": "cp932",
-}
-
-
-def decode_text(raw: bytes, charset: str | None) -> str | bytes:
-    """Strict decoding with a MySQL charset; bytes for 'binary', unknown or unsupported."""
-    if charset == "latin1":
-        return raw.decode("latin-1").translate(_LATIN1)
-    codec = _CODECS.get(charset or "")
-    if codec is None:
-        return raw
-    try:
-        return raw.decode(codec)
-    except UnicodeDecodeError as exc:
-        raise RowImageError(f"invalid {charset} string {raw[:40]!r}: {exc}") from exc
 
 
 def _lenenc(b: bytes, pos: int) -> tuple[int, int]:

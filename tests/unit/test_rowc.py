@@ -12,6 +12,7 @@ import struct
 
 import pytest
 
+from applier.binlog import rowc
 from applier.binlog import rowimage as ri
 from applier.binlog.rowimage import ColumnCodec as C
 from tests.unit.test_rowimage import _decimal_bytes
@@ -126,19 +127,19 @@ def python_rows(rb: ri.RowsBody, codecs):
 def compiled_rows(rb: ri.RowsBody, codecs):
     codecs = tuple(codecs)
     n = len(codecs)
-    return ri._rowc.decode_rows(rb.rows, ri._C_KINDS[rb.kind], ri._present(rb.present, n),
+    return rowc._rowc.decode_rows(rb.rows, rowc.C_KINDS[rb.kind], ri._present(rb.present, n),
                                 ri._present(rb.present_after, n) if rb.present_after else None,
-                                ri.c_specs(codecs), ri._readers(codecs))
+                                rowc.c_specs(codecs), ri._readers(codecs))
 
 
 def test_the_compiled_decoder_is_built():
     # scripts/setup builds it (setup.py); without it the applier is several times slower
-    assert ri._rowc is not None, "applier.binlog._rowc is missing: pip install -e . with gcc"
+    assert rowc._rowc is not None, "applier.binlog._rowc is missing: pip install -e . with gcc"
 
 
 def test_every_type_but_the_python_ones_is_compiled():
     for c in CODECS:
-        code = ri.c_specs((c,))[0][0]
+        code = rowc.c_specs((c,))[0][0]
         python = c.type_code in _PY_ONLY or (c.type_code == ri.STRING and c.charset == "binary") \
             or c.charset == "ucs2"
         assert (code == 0) == python, c
