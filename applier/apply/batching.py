@@ -3,6 +3,9 @@ changes of one table and kind, and the updates that may share an UPDATE ... JOIN
 
 from __future__ import annotations
 
+from operator import itemgetter
+from types import NoneType
+
 from applier.apply import lookup
 from applier.apply.plans import TablePlan
 from applier.binlog.events import RowChange, Statement
@@ -68,9 +71,10 @@ def _batchable(tp: TablePlan, plan: lookup.LookupPlan) -> tuple[str, ...] | None
 def same_types(batch: list[tuple[dict, dict]]) -> bool:
     """Every after-image column holds values of one Python type (or None) across the
     batch: a derived table's column takes one type for all its rows."""
-    first = batch[0][1]
-    for name in first:
-        kinds = {type(after[name]) for _, after in batch} - {type(None)}
+    afters = [after for _, after in batch]
+    for name in afters[0]:
+        kinds = set(map(type, map(itemgetter(name), afters)))
+        kinds.discard(NoneType)
         if len(kinds) > 1:
             return False
     return True

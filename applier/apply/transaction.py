@@ -307,8 +307,10 @@ class TransactionApplier:
             return
         cols = tuple(batch[0][1])
         keys = plan.columns
-        args = [v for before, after in batch
-                for v in [*(before[k] for k in keys), *after.values()]]
+        args = []
+        for before, after in batch:  # per row: its key, then its new values
+            args += [before[k] for k in keys]
+            args += after.values()
         query = literals.mogrify(self.conn, tp.update_batch(plan, cols, len(batch)), args)
         if not check_packet(query, self.conn.encoding, self.max_packet):
             half = len(batch) // 2

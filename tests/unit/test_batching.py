@@ -1,0 +1,49 @@
+"""applier.apply.batching without a server: which row changes go together."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from applier.apply import batching
+from applier.apply.plans import TablePlan
+from applier.binlog.events import RowChange, Statement
+from applier.convert.decide import Mode
+from applier.convert.mapping import build_mapping
+from applier.convert.types import Column, Index, SourceTable, SqlType, TargetTable
+
+INT = SqlType("int", unsigned=False)
+TEXT = SqlType("varchar", length=20, charset="utf8mb4")
+
+
+def plan(key_type=INT) -> TablePlan:
+    source = SourceTable("db", "t", 7, (Column(0, "id", key_type), Column(1, "v", TEXT)))
+    target = TargetTable("db", "t", (Column(0, "id", key_type, nullable=False),
+                                     Column(1, "v", TEXT)), (Index("PRIMARY", ("id",), True),))
+    return TablePlan(build_mapping(source, target, Mode()))
+
+
+def test_same_types_per_column_none_aside():
+    assert batching.same_types([({}, {"a": 1, "b": "x"}), ({}, {"a": None, "b": "y"})])
+    assert not batching.same_types([({}, {"a": 1}), ({}, {"a": Decimal("1")})])
+    assert not batching.same_types([({}, {"a": 1, "b": "x"}), ({}, {"a": 2, "b": b"x"})])
+
+
+def test_batch_key_only_for_an_unchanged_integer_unique_key():
+    tp = plan()
+    lookup = tp.lookup(frozenset({"id", "v"}))
+    assert batching.batch_key(tp, lookup, {"id": 1, "v": "a"}, {"id": 1, "v": "b"}) == (1,)
+    assert batching.batch_key(tp, lookup, {"id": 1, "v": "a"}, {"v": "b"}) == (1,)
+    assert batching.batch_key(tp, lookup, {"id": 1, "v": "a"}, {"id": 2, "v": "a"}) is None
+    text_key = plan(TEXT)  # a character key: row by row (its literal's collation)
+    lookup = text_key.lookup(frozenset({"id", "v"}))
+    assert batching.batch_key(text_key, lookup, {"id": "k", "v": "a"}, {"v": "b"}) is None
+
+
+def test_groups_split_on_table_kind_statement_and_size():
+    t1, t2 = object(), object()
+    changes = ([RowChange("insert", t1, None, {0: i}) for i in range(3)]
+               + [RowChange("delete", t1, {0: 0}, None), RowChange("delete", t2, {0: 0}, None)]
+               + [Statement("db", "CREATE TABLE x (a INT)")]
+               + [RowChange("insert", t1, None, {0: i}) for i in range(batching.BATCH_ROWS + 1)])
+    sizes = [len(g) if isinstance(g, list) else "stmt" for g in batching.groups(changes)]
+    assert sizes == [3, 1, 1, "stmt", batching.BATCH_ROWS, 1]
