@@ -55,6 +55,19 @@ gtidwire.install()  # the dump request can carry a tagged GTID set
 
 log = logging.getLogger(__name__)
 
+
+class _NoReconnectNotice(logging.Filter):
+    """mysql-replication warns 'Re-request the connection' whenever its stream socket
+    fails, also when the daemon shuts that socket down on purpose at a stop. It never
+    reconnects here (BinlogSource._connect_once refuses a second stream connection), and a
+    real loss is reported by that refusal's own message: the library's notice is dropped."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "Re-request the connection" not in record.getMessage()
+
+
+logging.getLogger("pymysqlreplication").addFilter(_NoReconnectNotice())
+
 TableFilter = Callable[[str, str], bool]
 
 _MARIADB_GTID = re.compile(r"^\s*\d+-\d+-\d+(\s*,\s*\d+-\d+-\d+)*\s*$")

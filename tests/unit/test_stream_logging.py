@@ -1,0 +1,18 @@
+"""The library's 'Re-request the connection' notice is dropped (applier.binlog.stream):
+it fires at every stop, when the daemon shuts the stream socket down on purpose, and a
+real loss is reported by the applier's own message. Its other records pass."""
+
+from __future__ import annotations
+
+import logging
+
+import applier.binlog.stream  # noqa: F401 (installs the filter)
+
+
+def test_the_reconnect_notice_is_dropped_and_other_records_pass(caplog):
+    library = logging.getLogger("pymysqlreplication")
+    with caplog.at_level(logging.WARNING, logger="pymysqlreplication"):
+        library.warning("\n  A pymysql.OperationalError error occurred, Re-request the "
+                        "connection.\n")
+        library.warning("something else")
+    assert [r.getMessage() for r in caplog.records] == ["something else"]
