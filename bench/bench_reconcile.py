@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -27,7 +28,11 @@ from pathlib import Path
 
 import pymysql
 
-from applier.sandbox.servers import Sandbox
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a file, too
+
+from applier.sandbox.servers import Sandbox  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
 
 SIZES = {"1m": (1, 1_000_000), "10m": (1, 10_000_000), "100x1k": (100, 1000)}
 DDL = ("CREATE TABLE bench.{t} (id INT PRIMARY KEY, a INT, b VARCHAR(40), c DECIMAL(12,2),"
@@ -95,10 +100,14 @@ def inject(server, tables: int, rows: int, diffs: int) -> int:
 
 
 def time_ours(config: str, reports: Path) -> tuple[float, int]:
+    # `python -m reconcile` is what the `reconcile` script runs; the tree's own code,
+    # whatever the venv's install points at
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]))
     t0 = time.perf_counter()
-    out = subprocess.run([str(Path(sys.executable).parent / "reconcile"), "run", "--config",
+    out = subprocess.run([sys.executable, "-m", "reconcile", "run", "--config",
                           config, "--tables", "bench.t%", "--report-dir", str(reports),
-                          "--quiet"], capture_output=True, text=True)
+                          "--quiet"], capture_output=True, text=True, env=env)
     elapsed = time.perf_counter() - t0
     if out.returncode not in (0, 1):
         raise SystemExit(f"reconcile run failed ({out.returncode}): {out.stderr[-2000:]}")

@@ -5,14 +5,21 @@ MySQL 9.7 has no MD5() or SHA1() any more (the name would be read as a stored fu
 the current database); MariaDB 10.11 has both; SHA2(x, 256) exists on both. Each server is
 probed once per run (flavour and version from VERSION(), then every candidate function on
 a known input), and a run hashes with the first candidate both servers compute correctly:
-MD5 (faster) when both have it, else SHA-256.
+SHA-256, else MD5. SHA-256 comes first although it is the stronger function because it is
+also the cheaper one per row where both exist: on MariaDB 10.11, over 1,000,000 rows of
+five columns, SHA2(x, 256) took 0.6 s less than MD5(x) (bench/RESULTS.md, issue 14).
 
-A row hash never builds a string larger than the row: a column that may hold a long value
-(TEXT, BLOB, JSON, geometry) is hashed on its own and contributes its fixed-size hex
-digest; any other column contributes `LENGTH:text` (bounded by the row size limit). The
-row's digest is the hash of those items joined by '|' (a NULL item is '~'); its first 8
-bytes, as an unsigned 64-bit number, are what the chunk sums add up. `text_digest` and
-`row_value` compute exactly the same in Python from the same texts or bytes.
+A row hash never builds a string larger than the row. Each compared column contributes one
+item, by its kind (`item_kind`): a column that may hold a long value (TEXT, BLOB, JSON,
+geometry) its fixed-size hex digest (LONG); a string or binary column `LENGTH:text` (TEXT,
+bounded by the row size limit); a column of a fixed-format type (numbers, temporals, BIT,
+ENUM and SET read as numbers) its text alone (BARE: such a text never holds '|', is never
+empty and never '~', so no length is needed, and the server saves a second conversion of
+the value per row). The row's digest is the hash of the items joined by '|' (a NULL item
+is '~'); the kind of every position is fixed by the table's plan, so the joined text
+decodes in one way only. Its first 8 bytes, as an unsigned 64-bit number, are what the
+chunk sums add up. `text_digest` and `row_value` compute exactly the same in Python from
+the same texts or bytes.
 """
 
 from __future__ import annotations
@@ -22,7 +29,17 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from applier.convert.types import BLOB_BYTES, OTHER, TEXT_BYTES, SqlType
+from applier.convert.types import (
+    BIT,
+    BLOB_BYTES,
+    DECIMAL,
+    ENUMSET,
+    INTEGER,
+    OTHER,
+    TEMPORAL,
+    TEXT_BYTES,
+    SqlType,
+)
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +65,7 @@ class HashAlgo:
 MD5 = HashAlgo("md5", "MD5({})")
 SHA256 = HashAlgo("sha256", "SHA2({}, 256)")
 ALGOS = {a.name: a for a in (MD5, SHA256)}
-PREFERENCE = (MD5, SHA256)
+PREFERENCE = (SHA256, MD5)  # cheaper first (see above); MD5 where SHA2 is missing
 
 
 def algo(name: str) -> HashAlgo:
@@ -60,20 +77,47 @@ def is_long(t: SqlType) -> bool:
     return t.name in LONG_TYPES or t.group == OTHER
 
 
+TEXT, LONG, BARE = "text", "long", "bare"  # item kinds: `LENGTH:text`, digest, text alone
+BARE_GROUPS = frozenset((INTEGER, DECIMAL, TEMPORAL, BIT, ENUMSET))  # DECIMAL: float too
+
+
+def is_bare(t: SqlType) -> bool:
+    """Values read (`reconcile.expected.read_expr`) as a number's or a temporal's text:
+    never empty, never '~', never holding '|'."""
+    return t.group in BARE_GROUPS
+
+
+def item_kind(source: SqlType, target: SqlType) -> str:
+    """The kind of a column's item, the same on both sides."""
+    if is_long(source) or is_long(target):
+        return LONG
+    return BARE if is_bare(source) and is_bare(target) else TEXT
+
+
+def _kind(kind: str | bool) -> str:
+    """A kind; True and False stand for LONG and TEXT."""
+    if kind is True or kind is False:
+        return LONG if kind else TEXT
+    return kind
+
+
 # --- SQL ---------------------------------------------------------------------------------
 
-def sql_item(expr: str, long: bool, a: HashAlgo) -> str:
-    if long:
+def sql_item(expr: str, kind: str | bool, a: HashAlgo) -> str:
+    kind = _kind(kind)
+    if kind == LONG:
         return f"IFNULL({a.sql(expr)}, '~')"
+    if kind == BARE:
+        return f"IFNULL({expr}, '~')"
     return f"IFNULL(CONCAT(LENGTH({expr}), ':', {expr}), '~')"
 
 
-def sql_text_digest(items: Sequence[tuple[str, bool]], a: HashAlgo) -> str:
-    """SQL: the hex digest of the row items [(expression, long)]."""
-    return a.sql(f"CONCAT_WS('|', {', '.join(sql_item(e, long, a) for e, long in items)})")
+def sql_text_digest(items: Sequence[tuple[str, str | bool]], a: HashAlgo) -> str:
+    """SQL: the hex digest of the row items [(expression, kind)]."""
+    return a.sql(f"CONCAT_WS('|', {', '.join(sql_item(e, k, a) for e, k in items)})")
 
 
-def sql_row_value(items: Sequence[tuple[str, bool]], a: HashAlgo) -> str:
+def sql_row_value(items: Sequence[tuple[str, str | bool]], a: HashAlgo) -> str:
     """SQL: the unsigned 64-bit row digest (first 8 bytes of the hex digest)."""
     return f"CAST(CONV(LEFT({sql_text_digest(items, a)}, 16), 16, 10) AS UNSIGNED)"
 
@@ -84,21 +128,24 @@ def _bytes(v: str | bytes) -> bytes:
     return v if isinstance(v, bytes) else v.encode("utf-8", "surrogatepass")
 
 
-def py_item(value: str | bytes | None, long: bool, a: HashAlgo) -> bytes:
+def py_item(value: str | bytes | None, kind: str | bool, a: HashAlgo) -> bytes:
     if value is None:
         return b"~"
     data = _bytes(value)
-    if long:
+    kind = _kind(kind)
+    if kind == LONG:
         return a.hexdigest(data).encode()
+    if kind == BARE:
+        return data
     return str(len(data)).encode() + b":" + data
 
 
-def text_digest(values: Sequence[tuple[str | bytes | None, bool]], a: HashAlgo) -> str:
+def text_digest(values: Sequence[tuple[str | bytes | None, str | bool]], a: HashAlgo) -> str:
     """What `sql_text_digest` gives for items whose texts (utf8mb4) or bytes are `values`."""
-    return a.hexdigest(b"|".join(py_item(v, long, a) for v, long in values))
+    return a.hexdigest(b"|".join(py_item(v, k, a) for v, k in values))
 
 
-def row_value(values: Sequence[tuple[str | bytes | None, bool]], a: HashAlgo) -> int:
+def row_value(values: Sequence[tuple[str | bytes | None, str | bool]], a: HashAlgo) -> int:
     """What `sql_row_value` gives."""
     return int(text_digest(values, a)[:16], 16)
 

@@ -98,7 +98,7 @@ class TablePlan:
     def select_digest(self, side: str) -> str:
         """All columns hashed in SQL (rc__h), or the SQL-hashed part (rc__p) plus the
         columns Python converts (rc__i)."""
-        pushed = [(self._pushed_expr(c, side), c.long) for c in self.columns if c.pushdown]
+        pushed = [(self._pushed_expr(c, side), c.hash_kind) for c in self.columns if c.pushdown]
         if self.all_pushdown:
             return self._from([f"{sql_row_value(pushed, self.hash)} AS rc__h"], side)
         part = sql_text_digest(pushed, self.hash) if pushed else "''"

@@ -26,7 +26,7 @@ from tests.integration.harness import toml_config
 
 pytestmark = [pytest.mark.integration]
 
-HASHES = {"mysql": ("sha256",), "mariadb": ("md5", "sha256")}  # MySQL 9.7 has no MD5()
+HASHES = {"mysql": ("sha256",), "mariadb": ("sha256", "md5")}  # MySQL 9.7 has no MD5()
 
 
 def _connect(server) -> pymysql.Connection:
@@ -49,6 +49,7 @@ def test_each_server_is_probed_and_the_run_uses_a_common_hash(servers, flavor):
 
 VALUES = [None, "", "abc", "é ñ 漢字 😀", "|~:'\\`", "x" * 100_000, "é" * 70_000,
           b"", b"\x00\xff'\\", bytes(range(256)) * 400]
+BARE_VALUES = [None, "0", "-12.50", "2024-01-02 03:04:05.500000", "1e300", "18446744073709551615"]
 
 
 def _sql_value(v) -> str:
@@ -66,16 +67,17 @@ def test_sql_and_python_row_hashes_agree(servers):
     try:
         for name in hashing.detect(conn).hashes:
             algo = hashing.algo(name)
-            for long in (False, True):
-                for i in range(len(VALUES)):
-                    items = [(v, long) for v in VALUES[i:i + 3]]
-                    sql_items = [(_sql_value(v), lg) for v, lg in items]
+            for kind in (hashing.TEXT, hashing.LONG, hashing.BARE):
+                values = BARE_VALUES if kind == hashing.BARE else VALUES
+                for i in range(len(values)):
+                    items = [(v, kind) for v in values[i:i + 3]] + [(VALUES[i % 5], "text")]
+                    sql_items = [(_sql_value(v), k) for v, k in items]
                     with conn.cursor() as cur:
                         cur.execute(f"SELECT {hashing.sql_text_digest(sql_items, algo)},"
                                     f" {hashing.sql_row_value(sql_items, algo)}")
                         text, value = cur.fetchone()
-                    assert text == hashing.text_digest(items, algo), (name, long, i)
-                    assert int(value) == hashing.row_value(items, algo), (name, long, i)
+                    assert text == hashing.text_digest(items, algo), (name, kind, i)
+                    assert int(value) == hashing.row_value(items, algo), (name, kind, i)
     finally:
         conn.close()
 
@@ -97,7 +99,8 @@ def test_hash_of_a_table_row_equals_the_hash_of_its_read_values(source_db):
                       " '2024-01-02 03:04:05.5', 'y', 9), (NULL, NULL, NULL, NULL, NULL,"
                       " NULL, NULL, NULL, NULL), (0, 0, '', REPEAT('é', 30000),"
                       " REPEAT(X'00', 60000), '', '1000-01-01', 'x', 0)")
-    exprs = [(read_expr(f"`{c}`", t), hashing.is_long(t)) for c, t in COLUMNS.items()]
+    exprs = [(read_expr(f"`{c}`", t), hashing.item_kind(t, t)) for c, t in COLUMNS.items()]
+    assert {k for _, k in exprs} == {hashing.TEXT, hashing.LONG, hashing.BARE}
     kinds = hashing.detect(source_db.conn)
     for name in kinds.hashes:
         algo = hashing.algo(name)
@@ -105,8 +108,8 @@ def test_hash_of_a_table_row_equals_the_hash_of_its_read_values(source_db):
                                f" {hashing.sql_row_value(exprs, algo)} FROM h")
         assert len(rows) == 3
         for row in rows:  # bytes as read, texts as str (hashed as their utf8mb4 bytes)
-            items = [(None if v is None else v if isinstance(v, bytes) else str(v), long)
-                     for v, (_, long) in zip(row[:-1], exprs, strict=True)]
+            items = [(None if v is None else v if isinstance(v, bytes) else str(v), kind)
+                     for v, (_, kind) in zip(row[:-1], exprs, strict=True)]
             assert hashing.row_value(items, algo) == int(row[-1]), (name, row[:2])
 
 

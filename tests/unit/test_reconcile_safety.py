@@ -110,14 +110,40 @@ def test_long_values_enter_the_python_hash_as_digests():
 
 def test_the_hash_is_one_both_servers_have():
     mysql = hashing.ServerKind("mysql", "9.7.4", ("sha256",))
-    maria = hashing.ServerKind("mariadb", "10.11.19-MariaDB", ("md5", "sha256"))
-    assert hashing.common(maria, maria) is hashing.MD5
+    maria = hashing.ServerKind("mariadb", "10.11.19-MariaDB", ("sha256", "md5"))
+    assert hashing.common(maria, maria) is hashing.SHA256  # the cheaper one on MariaDB
+    no_sha2 = hashing.ServerKind("mariadb", "x", ("md5",))
+    assert hashing.common(no_sha2, no_sha2) is hashing.MD5
     assert hashing.common(mysql, maria) is hashing.SHA256
     assert hashing.common(maria, mysql) is hashing.SHA256
     with pytest.raises(hashing.NoCommonHash):
         hashing.common(hashing.ServerKind("mysql", "x", ()), maria)
     assert hashing.is_long(SqlType("longblob")) and hashing.is_long(SqlType("json"))
     assert not hashing.is_long(SqlType("varchar", length=100))
+
+
+def test_item_kinds():
+    """Fixed-format texts enter a SQL row hash alone; strings with their length; long
+    values as digests. The kind is the pair's, so both sides hash the same way."""
+    bare = [SqlType("int"), SqlType("bigint", unsigned=True), SqlType("decimal", precision=12,
+            scale=2), SqlType("double"), SqlType("datetime", fsp=6), SqlType("year"),
+            SqlType("enum", members=("x",)), SqlType("bit", length=3)]
+    for t in bare:
+        assert hashing.item_kind(t, t) == hashing.BARE, t
+    vc = SqlType("varchar", length=10)
+    assert hashing.item_kind(vc, vc) == hashing.TEXT
+    assert hashing.item_kind(SqlType("binary", length=4), SqlType("binary", length=4)) == \
+        hashing.TEXT
+    assert hashing.item_kind(SqlType("int"), vc) == hashing.TEXT  # one side not bare
+    assert hashing.item_kind(SqlType("text"), SqlType("text")) == hashing.LONG
+    assert hashing.sql_item("x", hashing.BARE, hashing.SHA256) == "IFNULL(x, '~')"
+    assert hashing.py_item("12.50", hashing.BARE, hashing.SHA256) == b"12.50"
+    assert hashing.py_item("ab|", hashing.TEXT, hashing.SHA256) == b"3:ab|"
+    assert hashing.py_item(None, hashing.BARE, hashing.SHA256) == b"~"
+    # a '|' inside a string cannot move a boundary between items
+    a = [("1", hashing.BARE), ("2|3", hashing.TEXT)]
+    b = [("1", hashing.BARE), ("2", hashing.TEXT)]
+    assert hashing.text_digest(a, hashing.SHA256) != hashing.text_digest(b, hashing.SHA256)
 
 
 def test_secrets_never_reach_a_log_line():
