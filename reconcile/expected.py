@@ -84,21 +84,38 @@ def read_expr(column: str, t: SqlType) -> str:
     return f"CAST({column} AS BINARY)"  # json (its text), geometry, anything else: bytes
 
 
+def hash_expr(column: str, t: SqlType) -> str:
+    """SQL for `column` (quoted) as an item of a row hash the server computes
+    (reconcile.hashing): what `read_expr` reads, as text. An integer, DECIMAL or temporal
+    value is left as it is: CONCAT_WS gives it the text CAST(... AS CHAR) gives; a utf8mb4
+    string is already what CONVERT(... USING utf8mb4) would give. The server saves one
+    conversion per value and row (see bench/RESULTS.md, issue 14)."""
+    g = t.group
+    if g in (INTEGER, TEMPORAL) or t.name == "decimal":
+        return column
+    if g == STRING and t.charset == "utf8mb4":
+        return column
+    if g in (BIT, ENUMSET):
+        return f"({column} + 0)"
+    return read_expr(column, t)
+
+
 def pushdown_exprs(col: ColumnPlan, source_col: str, target_col: str) -> tuple[str, str] | None:
-    """(source SQL, target SQL) giving equal text exactly when the converted source value
-    equals the target value, or None when the conversion must run in Python."""
+    """(source SQL, target SQL) for a row hash's item (`hash_expr`), giving equal text
+    exactly when the converted source value equals the target value, or None when the
+    conversion must run in Python."""
     s, t = col.source_type, col.target_type
-    texpr = read_expr(target_col, t)
+    texpr = hash_expr(target_col, t)
     if col.decision == Decision.IDENTICAL.value:
-        return read_expr(source_col, s), texpr
+        return hash_expr(source_col, s), texpr
     if col.decision != Decision.NON_LOSSY.value:
         return None
     if s.group == INTEGER and t.group == INTEGER:
-        return read_expr(source_col, s), texpr  # every value fits: same number
+        return hash_expr(source_col, s), texpr  # every value fits: same number
     if s.name == "decimal" and t.name == "decimal":
-        return f"CAST(CAST({source_col} AS DECIMAL({t.precision},{t.scale})) AS CHAR)", texpr
+        return f"CAST({source_col} AS DECIMAL({t.precision},{t.scale}))", texpr
     if s.group == STRING and t.group == STRING and t.name != "char":
-        return read_expr(source_col, s), texpr  # transcoded, nothing cut, no padding
+        return hash_expr(source_col, s), texpr  # transcoded, nothing cut, no padding
     return None
 
 

@@ -34,12 +34,31 @@ def preds(plan: TablePlan, side: str, ranges: list[Range]) -> list[str]:
     return [range_predicate(col, r) for r in ranges]
 
 
+SPAN = 1 << 62  # sub-ranges are numbered by arithmetic when their cuts are this close
+
+
+def bucket_sql(col: str, subs: list[Range]) -> str:
+    """SQL numbering a key value by the sub-range of `subs` (consecutive, as
+    `split_range` makes them) that holds it. Equally spaced cuts: one comparison and a
+    division per row, the key clamped to the last cut first, so that nothing overflows;
+    otherwise one WHEN per sub-range."""
+    cuts = [s[0] for s in subs[1:]]
+    steps = {b - a for a, b in zip(cuts, cuts[1:], strict=False)}
+    if len(cuts) == 1:
+        return f"CASE WHEN {col} < {cuts[0]} THEN 0 ELSE 1 END"
+    if len(steps) == 1 and cuts[-1] - cuts[0] < SPAN:
+        step = steps.pop()
+        return (f"CASE WHEN {col} < {cuts[0]} THEN 0 ELSE 1 + (LEAST({col}, {cuts[-1]})"
+                f" - {cuts[0]}) DIV {step} END")
+    cases = " ".join(f"WHEN {range_predicate(col, s)} THEN {i}" for i, s in enumerate(subs))
+    return f"CASE {cases} END"
+
+
 def sql_digests(conn, plan: TablePlan, side: str, r: Range,
                 subs: list[Range]) -> dict[int, tuple[int, int]]:
     """Digests of the sub-ranges of `r`, aggregated by the server in one query."""
     col = plan.key_columns(side)[0]
-    cases = " ".join(f"WHEN {range_predicate(col, s)} THEN {i}" for i, s in enumerate(subs))
-    sql = (f"SELECT CASE {cases} END AS b, COUNT(*), CAST(SUM(rc__h) AS CHAR)"
+    sql = (f"SELECT {bucket_sql(col, subs)} AS b, COUNT(*), CAST(SUM(rc__h) AS CHAR)"
            f" FROM ({plan.select_digest(side)}) x WHERE {range_predicate(col, r)} GROUP BY b")
     with conn.cursor() as cur:
         cur.execute(sql)

@@ -19,8 +19,8 @@ import pytest
 from applier.apply.schema import read_table
 from applier.convert.decide import Mode
 from applier.convert.types import SqlType
-from reconcile import chunking, hashing, job
-from reconcile.expected import read_expr
+from reconcile import chunking, hashing, job, narrow
+from reconcile.expected import hash_expr, read_expr
 from reconcile.plan import build_plan
 from tests.integration.harness import toml_config
 
@@ -86,25 +86,37 @@ COLUMNS = {"i": SqlType("int"), "d": SqlType("decimal", precision=65, scale=30),
            "s": SqlType("varchar", length=20, charset="latin1"),
            "t": SqlType("text", charset="utf8mb4"), "b": SqlType("blob"),
            "bn": SqlType("binary", length=4), "dt": SqlType("datetime", fsp=6),
-           "e": SqlType("enum", members=("x", "y")), "bt": SqlType("bit", length=5)}
+           "e": SqlType("enum", members=("x", "y")), "bt": SqlType("bit", length=5),
+           "u": SqlType("bigint", unsigned=True), "ts": SqlType("timestamp", fsp=3),
+           "tm": SqlType("time"), "y": SqlType("year"), "dd": SqlType("date"),
+           "st": SqlType("set", members=("a", "b")),
+           "v": SqlType("varchar", length=20, charset="utf8mb4")}
 
 
 def test_hash_of_a_table_row_equals_the_hash_of_its_read_values(source_db):
-    """The servers hash what `read_expr` reads: Python, given the values a read returns,
-    computes the same row digest."""
+    """The servers hash (`hash_expr`) what `read_expr` reads: Python, given the values a
+    read returns, computes the same row digest."""
+    source_db.execute("SET time_zone = '+00:00'")
     source_db.execute("CREATE TABLE h (i INT, d DECIMAL(65,30), s VARCHAR(20) CHARACTER SET"
                       " latin1, t TEXT, b BLOB, bn BINARY(4), dt DATETIME(6),"
-                      " e ENUM('x','y'), bt BIT(5))")
+                      " e ENUM('x','y'), bt BIT(5), u BIGINT UNSIGNED, ts TIMESTAMP(3) NULL,"
+                      " tm TIME, y YEAR, dd DATE, st SET('a','b'),"
+                      " v VARCHAR(20) CHARACTER SET utf8mb4)")
     source_db.execute("INSERT INTO h VALUES (-5, 1.5, 'Grüße', 'é漢', X'00ff', X'01',"
-                      " '2024-01-02 03:04:05.5', 'y', 9), (NULL, NULL, NULL, NULL, NULL,"
-                      " NULL, NULL, NULL, NULL), (0, 0, '', REPEAT('é', 30000),"
-                      " REPEAT(X'00', 60000), '', '1000-01-01', 'x', 0)")
-    exprs = [(read_expr(f"`{c}`", t), hashing.item_kind(t, t)) for c, t in COLUMNS.items()]
+                      " '2024-01-02 03:04:05.5', 'y', 9, 18446744073709551615,"
+                      " '2024-02-03 04:05:06.7', '-838:59:59', 2024, '2024-02-29',"
+                      " 'a,b', 'é漢😀|~'), (NULL, NULL, NULL, NULL, NULL, NULL,"
+                      " NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL),"
+                      " (0, 0, '', REPEAT('é', 30000), REPEAT(X'00', 60000), '', '1000-01-01',"
+                      " 'x', 0, 0, '1970-01-01 00:00:01', '00:00:00', 1901, '1000-01-01',"
+                      " '', '')")
+    reads = [read_expr(f"`{c}`", t) for c, t in COLUMNS.items()]
+    exprs = [(hash_expr(f"`{c}`", t), hashing.item_kind(t, t)) for c, t in COLUMNS.items()]
     assert {k for _, k in exprs} == {hashing.TEXT, hashing.LONG, hashing.BARE}
     kinds = hashing.detect(source_db.conn)
     for name in kinds.hashes:
         algo = hashing.algo(name)
-        rows = source_db.query(f"SELECT {', '.join(e for e, _ in exprs)},"
+        rows = source_db.query(f"SELECT {', '.join(reads)},"
                                f" {hashing.sql_row_value(exprs, algo)} FROM h")
         assert len(rows) == 3
         for row in rows:  # bytes as read, texts as str (hashed as their utf8mb4 bytes)
@@ -227,3 +239,38 @@ def test_a_freshly_loaded_table_is_chunked_by_its_rows_not_by_stale_statistics(s
     assert len(bounds) + 1 == 5, bounds
     cuts = [int(b[0]) for b in bounds]
     assert cuts == sorted(cuts) and 0 < cuts[0] < cuts[-1] < 49_999
+
+
+# -- bisection: which sub-range holds a key ------------------------------------------------
+
+def test_sub_ranges_are_numbered_as_split(source_db):
+    """`narrow.bucket_sql` (arithmetic for equally spaced cuts, one WHEN per sub-range
+    otherwise) puts every key in the sub-range `split_range` made for it: open and
+    closed ranges, negative keys, keys at both ends of BIGINT and BIGINT UNSIGNED."""
+    big, top = (1 << 63) - 1, (1 << 64) - 1
+    keys = {"s": [-(1 << 63), -(1 << 62) - 7, -1000, -1, 0, 1, 2, 5, 999, 1000, 1001,
+                  12345, (1 << 62) + 3, big],
+            "u": [0, 1, 7, 1000, 65535, 1 << 40, (1 << 63) + 5, top - 1, top]}
+    source_db.execute("CREATE TABLE ks (s BIGINT)")
+    source_db.execute("CREATE TABLE ku (u BIGINT UNSIGNED)")
+    for col, values in keys.items():
+        source_db.execute(f"INSERT INTO k{col} VALUES " + ", ".join(f"({v})" for v in values))
+    cases = [("s", (None, None), 32), ("s", (None, 1000), 32), ("s", (-1000, None), 5),
+             ("s", (-1000, 1001), 32), ("s", (0, 3), 2), ("s", (0, 3), 32),
+             ("s", (None, None), 3), ("u", (None, None), 32), ("u", (1000, None), 7),
+             ("u", (None, 1 << 40), 32), ("u", (0, 65536), 32)]
+    forms = set()
+    for col, r, parts in cases:
+        values = keys[col]
+        lo, hi = min(values), max(values) + 1
+        subs = chunking.split_range(r, lo, hi, parts)
+        if len(subs) < 2:
+            continue
+        sql = narrow.bucket_sql(f"`{col}`", subs)
+        forms.add("DIV" in sql)
+        got = dict(source_db.query(f"SELECT `{col}`, {sql} FROM k{col}"
+                                   f" WHERE {chunking.range_predicate(f'`{col}`', r)}"))
+        want = {v: i for v in values for i, (a, b) in enumerate(subs)
+                if (a is None or v >= a) and (b is None or v < b)}
+        assert {int(k): int(b) for k, b in got.items()} == want, (col, r, parts, sql)
+    assert forms == {True, False}  # both forms were tried
