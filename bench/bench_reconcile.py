@@ -100,14 +100,14 @@ def inject(server, tables: int, rows: int, diffs: int) -> int:
 
 
 def time_ours(config: str, reports: Path) -> tuple[float, int]:
-    # `python -m reconcile` is what the `reconcile` script runs; the tree's own code,
-    # whatever the venv's install points at
+    # `python -m reconcile` is what the `reconcile` script runs; this tree's own code,
+    # whatever the venv's install points at (-m puts the working folder first on the path)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]))
     t0 = time.perf_counter()
     out = subprocess.run([sys.executable, "-m", "reconcile", "run", "--config",
                           config, "--tables", "bench.t%", "--report-dir", str(reports),
-                          "--quiet"], capture_output=True, text=True, env=env)
+                          "--quiet"], capture_output=True, text=True, env=env, cwd=ROOT)
     elapsed = time.perf_counter() - t0
     if out.returncode not in (0, 1):
         raise SystemExit(f"reconcile run failed ({out.returncode}): {out.stderr[-2000:]}")
