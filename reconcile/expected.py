@@ -24,7 +24,7 @@ from applier.convert import decide as conversions
 from applier.convert.decide import Decision, Mode
 from applier.convert.types import BINARY, BIT, ENUMSET, INTEGER, OTHER, STRING, TEMPORAL, SqlType
 from applier.errors import ApplierError
-from reconcile.hashing import HashAlgo, is_long, item_kind
+from reconcile.hashing import HashAlgo, item_kind
 
 MASK64 = (1 << 64) - 1
 DEC = Context(prec=200)  # exact for DECIMAL(65,30) and any rounding of it
@@ -52,11 +52,6 @@ class ColumnPlan:
     target_type: SqlType
     decision: str
     pushdown: bool
-
-    @property
-    def long(self) -> bool:
-        """Values may be long: hashed one by one, never concatenated."""
-        return is_long(self.source_type) or is_long(self.target_type)
 
     @property
     def hash_kind(self) -> str:

@@ -94,17 +94,9 @@ def item_kind(source: SqlType, target: SqlType) -> str:
     return BARE if is_bare(source) and is_bare(target) else TEXT
 
 
-def _kind(kind: str | bool) -> str:
-    """A kind; True and False stand for LONG and TEXT."""
-    if kind is True or kind is False:
-        return LONG if kind else TEXT
-    return kind
-
-
 # --- SQL ---------------------------------------------------------------------------------
 
-def sql_item(expr: str, kind: str | bool, a: HashAlgo) -> str:
-    kind = _kind(kind)
+def sql_item(expr: str, kind: str, a: HashAlgo) -> str:
     if kind == LONG:
         return f"IFNULL({a.sql(expr)}, '~')"
     if kind == BARE:
@@ -112,12 +104,12 @@ def sql_item(expr: str, kind: str | bool, a: HashAlgo) -> str:
     return f"IFNULL(CONCAT(LENGTH({expr}), ':', {expr}), '~')"
 
 
-def sql_text_digest(items: Sequence[tuple[str, str | bool]], a: HashAlgo) -> str:
+def sql_text_digest(items: Sequence[tuple[str, str]], a: HashAlgo) -> str:
     """SQL: the hex digest of the row items [(expression, kind)]."""
     return a.sql(f"CONCAT_WS('|', {', '.join(sql_item(e, k, a) for e, k in items)})")
 
 
-def sql_row_value(items: Sequence[tuple[str, str | bool]], a: HashAlgo) -> str:
+def sql_row_value(items: Sequence[tuple[str, str]], a: HashAlgo) -> str:
     """SQL: the unsigned 64-bit row digest (first 8 bytes of the hex digest)."""
     return f"CAST(CONV(LEFT({sql_text_digest(items, a)}, 16), 16, 10) AS UNSIGNED)"
 
@@ -128,11 +120,10 @@ def _bytes(v: str | bytes) -> bytes:
     return v if isinstance(v, bytes) else v.encode("utf-8", "surrogatepass")
 
 
-def py_item(value: str | bytes | None, kind: str | bool, a: HashAlgo) -> bytes:
+def py_item(value: str | bytes | None, kind: str, a: HashAlgo) -> bytes:
     if value is None:
         return b"~"
     data = _bytes(value)
-    kind = _kind(kind)
     if kind == LONG:
         return a.hexdigest(data).encode()
     if kind == BARE:
@@ -140,12 +131,12 @@ def py_item(value: str | bytes | None, kind: str | bool, a: HashAlgo) -> bytes:
     return str(len(data)).encode() + b":" + data
 
 
-def text_digest(values: Sequence[tuple[str | bytes | None, str | bool]], a: HashAlgo) -> str:
+def text_digest(values: Sequence[tuple[str | bytes | None, str]], a: HashAlgo) -> str:
     """What `sql_text_digest` gives for items whose texts (utf8mb4) or bytes are `values`."""
     return a.hexdigest(b"|".join(py_item(v, k, a) for v, k in values))
 
 
-def row_value(values: Sequence[tuple[str | bytes | None, str | bool]], a: HashAlgo) -> int:
+def row_value(values: Sequence[tuple[str | bytes | None, str]], a: HashAlgo) -> int:
     """What `sql_row_value` gives."""
     return int(text_digest(values, a)[:16], 16)
 

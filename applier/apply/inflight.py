@@ -29,10 +29,6 @@ class InFlight:
         self.conn = conn
         self._pending: tuple[str, Callable[[str, Exception | None, int], None]] | None = None
 
-    @property
-    def busy(self) -> bool:
-        return self._pending is not None
-
     def send(self, query: str, done: Callable[[str, Exception | None, int], None]) -> None:
         """Send ``query`` (after reading the result of the one in flight); ``done(query,
         error, count)`` runs when its result is read: with the error the server returned

@@ -16,7 +16,7 @@ from applier.convert.decide import Converter, Decision, Mode, classify, converte
 from applier.convert.types import Column, SourceTable, TargetTable
 from applier.errors import ConfigError, ConversionRefused
 
-try:  # convert_images' renaming compiled (setup.py); else the comprehension does it
+try:  # convert_images' renaming compiled (setup.py); else convert_image per image
     from applier.convert import _rename
 except ImportError:
     _rename = None
@@ -65,12 +65,9 @@ class TableMapping:
     def convert_images(self, images: list[dict[int, Any]]) -> list[dict[str, Any]]:
         """convert_image of every image of a list (one call for a batch of rows)."""
         names = self._names
-        if names is None:
-            return [self.convert_image(image) for image in images]
-        if _rename is not None:
+        if names is not None and _rename is not None:
             return _rename.rename_images(images, names)
-        get = names.__getitem__
-        return [dict(zip(map(get, image), image.values(), strict=True)) for image in images]
+        return [self.convert_image(image) for image in images]
 
     @functools.cached_property
     def _names(self) -> tuple[str, ...] | None:
