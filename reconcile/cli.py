@@ -56,6 +56,21 @@ def status_of(result) -> ReconcileStatus:
     return ReconcileStatus.ERROR if result.failed else ReconcileStatus.CONSISTENT
 
 
+def summary(result, status: ReconcileStatus) -> str:
+    """The last stderr line: the verdict and the tables it is about (the divergent ones
+    for divergence, the failed ones for an error), out of the tables compared."""
+    total = len(result.tables)
+    failed = sum(1 for t in result.tables if t.error)
+    if status == ReconcileStatus.DIVERGENCE:
+        diverged = sum(1 for t in result.tables if t.error is None and not t.consistent)
+        text = f"reconcile: divergence: {diverged} table(s) of {total}"
+        return text + (f", {failed} could not be compared" if failed else "")
+    if status == ReconcileStatus.ERROR:
+        return f"reconcile: error: {failed} table(s) of {total} could not be compared" + (
+            f", {len(result.errors)} run error(s)" if result.errors else "")
+    return f"reconcile: consistent: {total} table(s)"
+
+
 @click.group(cls=ReconcileGroup)
 @click.option("-v", "--verbose", count=True, help="-v: INFO, -vv: DEBUG (SQL). Never "
               "shows passwords.")
@@ -96,8 +111,7 @@ def run(ctx, config_path: str, tables: str | None, report_dir: str | None,
     status = status_of(result)
     for message in result.errors:
         click.echo(f"reconcile: error: {logsafe.scrub(message)}", err=True)
-    click.echo(f"reconcile: {status.name.lower()}: {len(result.tables)} table(s)",
-               err=True)
+    click.echo(summary(result, status), err=True)
     sys.exit(status)
 
 

@@ -130,7 +130,10 @@ def finish_table(ctx: Context, p: Prepared, sd: dict, td: dict,
     log.info("%s: %d chunk(s), %d differ (%s)", plan.name, len(sp), len(bad), _method(plan))
     sp, tp, small = _narrowed(ctx, plan, bounds, bad, sp, tp)
     diffs, cut = [], False
-    if small:  # a few narrow key ranges: read them on the driver
+    if small and not sp:  # differing chunks whose differences were gone by the bisection
+        log.info("%s: no differing key range left after the bisection (lag that caught up)",
+                 plan.name)
+    elif small:  # a few narrow key ranges: read them on the driver
         names = [c.target for c in plan.columns]
         found = diff_rows(snapshot.direct_range_rows(ctx.src, plan, SOURCE, sp),
                           snapshot.direct_range_rows(ctx.tgt, plan, TARGET, tp), names)

@@ -168,7 +168,8 @@ def diff_chunks(spark, source: Jdbc, target: Jdbc, plan: TablePlan, src_preds: l
 def direct_rows(conn, plan: TablePlan, side: str, keys: set[tuple],
                 batch: int = 500) -> dict[tuple, list[tuple]]:
     """{key: [rows]} read on the driver by key (a chunkable key: literals mean the same
-    on both sides). For the few keys of a re-check this beats a Spark job by far."""
+    on both sides). For the few keys of a re-check this beats a Spark job by far. No keys:
+    no rows (and no query)."""
     from reconcile.chunking import key_in
     from reconcile.repair import literal
 
@@ -190,7 +191,11 @@ def direct_rows(conn, plan: TablePlan, side: str, keys: set[tuple],
 
 def direct_range_rows(conn, plan: TablePlan, side: str,
                       preds: list[str]) -> dict[tuple, list[tuple]]:
-    """{key: [rows]} of a few small key ranges, read on the driver."""
+    """{key: [rows]} of a few small key ranges, read on the driver. No ranges (the
+    bisection found no differing one left: the difference was lag that has caught up):
+    no rows, and no query (an empty OR is no WHERE)."""
+    if not preds:
+        return {}
     conv = plan.converter()
     convert = conv.expected if side == SOURCE else conv.actual
     n = len(plan.columns)

@@ -13,7 +13,7 @@ from applier.convert.decide import Mode
 from applier.convert.types import Column, Index, SqlType, TargetTable
 from applier.errors import ReconcileStatus as Exit
 from reconcile import hashing, logsafe, repair
-from reconcile.cli import _tables, status_of
+from reconcile.cli import _tables, status_of, summary
 from reconcile.compare import diff_group
 from reconcile.expected import RowConverter, normalize, row_hash
 from reconcile.plan import build_plan
@@ -175,6 +175,25 @@ def test_exit_status_divergence_is_a_verdict_even_beside_an_error():
     assert status_of(run(errors=("no connection",))) is Exit.ERROR
 
 
+def test_summary_counts_divergent_tables_not_compared_ones():
+    ok = [TableReport(table=f"d.ok{i}", source_rows=1, replica_rows=1) for i in range(4)]
+    bad = [TableReport(table="d.m", mismatched=2), TableReport(table="d.x", extra_on_replica=1),
+           TableReport(table="d.y", missing_on_replica=5, unsettled=1)]
+    broken = TableReport(table="d.c", error="boom")
+
+    def line(*tables, errors=()):
+        r = RunReport("s", "f", "src", "rep", tables, {}, errors)
+        return summary(r, status_of(r))
+
+    assert line(*ok, *bad) == "reconcile: divergence: 3 table(s) of 7"
+    assert line(*ok, *bad, broken) == \
+        "reconcile: divergence: 3 table(s) of 8, 1 could not be compared"
+    assert line(*ok) == "reconcile: consistent: 4 table(s)"
+    assert line(*ok, broken) == "reconcile: error: 1 table(s) of 5 could not be compared"
+    assert line(errors=("no connection",)) == \
+        "reconcile: error: 0 table(s) of 0 could not be compared, 1 run error(s)"
+
+
 def test_tables_option_takes_patterns():
     assert _tables("shop.%, shop.order\\_items") == ("shop.%", "shop.order\\_items")
     assert _tables("a.b.c") == ("a.b.c",)
@@ -186,3 +205,15 @@ def test_long_values_are_summarized_in_reports():
     shown = display(b"\x01" * 5000)
     assert shown.startswith("0x0101") and "(5000 bytes, sha256 " in shown and len(shown) < 2200
     assert "(3000 characters" in display("é" * 3000)
+
+
+def test_no_key_range_left_reads_nothing_and_builds_no_empty_where():
+    """A re-check whose bisection left no differing range (the lag caught up meanwhile)
+    has nothing to read: no query at all (conn=None would fail on any), never `WHERE `."""
+    from reconcile import snapshot
+    from reconcile.plan import SOURCE, TARGET
+
+    plan = _plan(table="t", column="c")
+    assert snapshot.direct_range_rows(None, plan, SOURCE, []) == {}
+    assert snapshot.direct_range_rows(None, plan, TARGET, []) == {}
+    assert snapshot.direct_rows(None, plan, SOURCE, set()) == {}
