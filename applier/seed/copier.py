@@ -2,8 +2,11 @@
 the daemon's mapping and converters, write multi-row INSERTs to the target; each chunk and
 its 'done' mark in one target transaction (seed_store). Runs inside a Spark task.
 
-Memory is bounded: rows stream from the source (unbuffered cursor) and are written in
-batches of at most BATCH_ROWS rows or BATCH_BYTES of values.
+Memory is bounded: rows stream from the source (unbuffered cursor, one row at a time) and
+are written in batches of at most BATCH_ROWS rows or BATCH_BYTES of values, each statement
+below the target's max_allowed_packet. A row whose INSERT would not fit is written alone,
+its large values built in pieces (applier.seed.large): a value of any size the target can
+hold is copied byte for byte; a longer one stops the seed, never becomes NULL.
 """
 
 from __future__ import annotations
@@ -19,15 +22,18 @@ import pymysql.cursors
 from pymysql.converters import escape_item, escape_string
 
 from applier.apply import lookup
+from applier.apply.target import max_packet
 from applier.convert.converters import identity
 from applier.convert.mapping import TableMapping
 from applier.errors import ApplierError, ReplicationStopped, ValueNotConvertible
+from applier.seed import large
 from applier.seed.plan import (
     SeedTable,
     chunk_where,
     decoder,
     literal_expr,
     read_expr,
+    rendered_row_bound,
     same,
 )
 from applier.seed.snapshot import SnapshotPoint
@@ -37,7 +43,6 @@ log = logging.getLogger(__name__)
 
 BATCH_ROWS = 1000
 BATCH_BYTES = 4 << 20
-FETCH = 2000
 
 
 def _float(v: float) -> str:
@@ -72,6 +77,15 @@ def _step(dec: Callable, conv: Callable) -> Callable[[Any], str]:
     return lambda v: literal(conv(dec(v)))
 
 
+def _value(dec: Callable, conv: Callable) -> Callable[[Any], Any]:
+    """decode, convert: fetched value -> converted value."""
+    if dec is same:
+        return conv
+    if conv is identity:
+        return dec
+    return lambda v: conv(dec(v))
+
+
 @dataclass
 class ChunkReader:
     """What is needed to read and convert one table's chunks (built once per table).
@@ -85,10 +99,13 @@ class ChunkReader:
     columns: list[str]  # target column names, in the order of the rendered values
     prerendered: bool  # the first selected value is the text of the identity columns
     steps: list[Callable[[Any], str]]  # per other column: fetched value -> SQL literal
+    values: list[Callable[[Any], Any]]  # per other column: fetched value -> converted value
 
     @classmethod
-    def build(cls, table: SeedTable, mapping: TableMapping, *,
-              on_server: bool = True) -> ChunkReader:
+    def build(cls, table: SeedTable, mapping: TableMapping, *, on_server: bool = True,
+              source_packet: int | None = None) -> ChunkReader:
+        """`source_packet`: the source's max_allowed_packet; when the rendered text of a
+        row could exceed it (the server would return NULL), nothing is rendered there."""
         pairs = list(mapping.pairs)  # source order
         if not pairs:
             raise ReplicationStopped(f"table '{table.name}': no source column maps to a "
@@ -101,6 +118,9 @@ class ChunkReader:
                 converted.append(p)
             else:
                 rendered.append((p, expr))
+        if rendered and source_packet is not None and rendered_row_bound(
+                [p.source.type for p, _ in rendered]) > source_packet:
+            converted, rendered = pairs, []
         exprs = [read_expr(lookup.quote(p.source.name), p.source.type) for p in converted]
         if rendered:
             exprs.insert(0, "CONCAT_WS(',', " + ", ".join(e for _, e in rendered) + ")")
@@ -108,7 +128,8 @@ class ChunkReader:
                   f"{lookup.qualified(table.source.schema, table.source.table)}")
         return cls(table, select, [p.target.name for p, _ in rendered]
                    + [p.target.name for p in converted], bool(rendered),
-                   [_step(decoder(p.source.type), p.convert) for p in converted])
+                   [_step(decoder(p.source.type), p.convert) for p in converted],
+                   [_value(decoder(p.source.type), p.convert) for p in converted])
 
     def sql(self, lo: int | None, hi: int | None) -> str:
         return f"{self.select} WHERE {chunk_where(self.table.key_name(), lo, hi)}"
@@ -123,6 +144,23 @@ class ChunkReader:
         rest = ",".join([f(v) for f, v in zip(self.steps, row[1:])])  # noqa: B905
         return "(" + head + "," + rest + ")"
 
+    def split(self, row) -> tuple[str | None, list[Any]]:
+        """One fetched row -> (the server-rendered literals, or None; the converted values
+        of the other columns), for a row written alone (applier.seed.large)."""
+        head = None
+        if self.prerendered:
+            head = row[0].decode("utf-8") if isinstance(row[0], bytes | bytearray) else row[0]
+            row = row[1:]
+        return head, [f(v) for f, v in zip(self.values, row, strict=True)]
+
+    def write_alone(self, cur, row, head: str, tail: str, packet: int) -> None:
+        """Write one row too large for a multi-row INSERT (see applier.seed.large)."""
+        fixed, values = self.split(row)
+        plan = large.plan_row(values, self.columns[len(self.columns) - len(values):], literal,
+                              fixed=4 * (len(head) + len(tail) + len(fixed or "")) + 64,
+                              packet=packet)
+        large.write_row(cur, head, fixed, plan, tail)
+
 
 def copy_chunk(src_conn, tgt_cur, reader: ChunkReader, lo: int | None, hi: int | None, *,
                keep: bool = False) -> int:
@@ -136,34 +174,43 @@ def copy_chunk(src_conn, tgt_cur, reader: ChunkReader, lo: int | None, hi: int |
         first = lookup.quote(cols[0])
         tail = f" ON DUPLICATE KEY UPDATE {first} = {first}"
     render = reader.render
+    packet = max_packet(tgt_cur.connection)
+    # characters of rows in one statement: at most 4 bytes each, below max_allowed_packet
+    room = max(1024, packet // 4 - len(head) - len(tail) - 64)
+    limit = min(BATCH_BYTES, room)
     parts: list[str] = []
     rows = size = 0
     with src_conn.cursor(pymysql.cursors.SSCursor) as cur:
         cur.execute(reader.sql(lo, hi))
-        while True:
-            fetched = cur.fetchmany(FETCH)
-            if not fetched:
-                break
-            for row in fetched:
-                try:
-                    text = render(row)
-                except ApplierError as exc:
-                    raise ReplicationStopped(
-                        f"table '{reader.table.name}': {exc} (row {_show(cols, row)}); "
-                        "nothing of this chunk was written", code=exc.code) from exc
-                parts.append(text)
-                size += len(text)
-                rows += 1
-                if len(parts) == BATCH_ROWS or size >= BATCH_BYTES:
-                    tgt_cur.execute(head + ",".join(parts) + tail)
-                    parts, size = [], 0
+        for row in cur:  # one row at a time: memory bounded by a batch, not by FETCH rows
+            try:
+                text = render(row)
+                if len(text) > room:
+                    del text
+                    reader.write_alone(tgt_cur, row, head, tail, packet)
+                    rows += 1
+                    continue
+            except ApplierError as exc:
+                raise ReplicationStopped(
+                    f"table '{reader.table.name}': {exc} (row {_show(cols, row)}); "
+                    "nothing of this chunk was written", code=exc.code) from exc
+            if parts and size + len(text) > limit:
+                tgt_cur.execute(head + ",".join(parts) + tail)
+                parts, size = [], 0
+            parts.append(text)
+            size += len(text)
+            rows += 1
+            if len(parts) == BATCH_ROWS:
+                tgt_cur.execute(head + ",".join(parts) + tail)
+                parts, size = [], 0
     if parts:
         tgt_cur.execute(head + ",".join(parts) + tail)
     return rows
 
 
 def _show(cols: list[str], row) -> str:
-    return ", ".join(f"{c}={v!r}"[:60] for c, v in list(zip(cols, row, strict=False))[:6])
+    return ", ".join(f"{c}={v[:60] if isinstance(v, bytes | str) else v!r}"[:60]
+                     for c, v in list(zip(cols, row, strict=False))[:6])
 
 
 def copy_pending(store: SeedStore, run_id: str, point: SnapshotPoint, src_conn, tgt_conn,

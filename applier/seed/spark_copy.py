@@ -31,7 +31,7 @@ import sys
 from dataclasses import dataclass
 
 from applier.apply.schema import read_table
-from applier.apply.target import connect
+from applier.apply.target import connect, max_packet
 from applier.config import ServerConfig
 from applier.convert.mapping import build_mapping
 from applier.errors import ApplierError, ExitStatus, ReplicationStopped
@@ -216,8 +216,10 @@ class Task:
             from applier.convert.decide import Mode
 
             mode = Mode.parse(self.job.type_conversions)
+            packet = max_packet(self.src)  # the source renders no literal longer than this
             readers = {t.name: ChunkReader.build(t, build_mapping(
-                t.source, t.target, mode, by=self.job.column_mapping)) for t in self.job.tables}
+                t.source, t.target, mode, by=self.job.column_mapping), source_packet=packet)
+                for t in self.job.tables}
             return list(copy_pending(self.store, self.job.run_id, point, self.src, self.tgt,
                                      readers, keep=self.job.keep))
         return copy

@@ -262,3 +262,54 @@ def test_identity_columns_are_rendered_by_the_source_the_others_in_python():
         src, tgt, Mode.parse("ALL_NON_LOSSY")), on_server=False)
     assert python_only.render((1, b"\xe9", 1.5, -3, b"2024-01-02 03:04:05.000")) == \
         "(1,'é',1.5e0,-3,'2024-01-02 03:04:05.000')"
+
+
+# --- values larger than a statement ---------------------------------------------------------
+
+def test_unbounded_columns_are_never_rendered_by_a_server_function():
+    """HEX()/QUOTE() of a value over the source's max_allowed_packet is NULL: TEXT/BLOB are
+    read as bytes; a row whose rendered text could exceed the packet renders nothing."""
+    from applier.convert.decide import Mode
+    from applier.convert.mapping import build_mapping
+    from applier.seed.copier import ChunkReader
+    from applier.seed.plan import SeedTable, literal_bound, literal_expr
+
+    for name in ("tinyblob", "blob", "mediumblob", "longblob", "text", "longtext"):
+        t = SqlType(name, length=4294967295, charset="binary" if "blob" in name else
+                    "utf8mb4")
+        assert literal_bound(t) is None and literal_expr("`c`", t) is None
+    assert literal_bound(SqlType("varbinary", length=100, max_bytes=100)) == 208
+    types = [INT, SqlType("longblob", length=4294967295, charset="binary"),
+             SqlType("varbinary", length=60000, max_bytes=60000)]
+    src = SourceTable("db", "t", 1, tuple(Column(i, n, t) for i, (n, t) in
+                                          enumerate(zip("abc", types, strict=True))))
+    tgt = TargetTable("db", "t", tuple(Column(i, n, t) for i, (n, t) in
+                                       enumerate(zip("abc", types, strict=True))))
+    mapping = build_mapping(src, tgt, Mode.parse(""))
+    reader = ChunkReader.build(SeedTable(src, tgt, 0, ()), mapping, source_packet=1 << 20)
+    assert reader.columns == ["a", "c", "b"] and "HEX(`c`)" in reader.select
+    assert "`b`" in reader.select and "HEX(`b`)" not in reader.select
+    small = ChunkReader.build(SeedTable(src, tgt, 0, ()), mapping, source_packet=100000)
+    assert not small.prerendered and "HEX" not in small.select  # 2 x 60000 > 100000
+
+
+def test_a_large_row_is_built_in_variables_below_the_packet():
+    from applier.seed import large
+    from applier.seed.copier import literal
+
+    blob, text = bytes(range(256)) * 4000, "é'\\" * 100000  # 1 024 000 bytes; 300 000 chars
+    row = large.plan_row([7, blob, text, None], ["id", "b", "t", "n"], literal, fixed=200,
+                         packet=1 << 20)
+    assert row.values[0] == "7" and row.values[3] == "NULL"
+    assert row.values[1:3] == ["@applier_seed_0", "@applier_seed_1"]
+    assert [c[1:] for c in row.checks] == [(len(blob), "b"), (len(text.encode()), "t")]
+    assert all(len(sql.encode()) < (1 << 20) // 2 + 100 for sql in row.build)
+    assert row.build[0].startswith("SET @applier_seed_0 = X'0001")
+    assert row.build[1].startswith("SET @applier_seed_0 = CONCAT(@applier_seed_0, X'")
+    # the pieces put together are the value
+    pieces = [sql.split("X'", 1)[1].rstrip("')") for sql in row.build if "_0" in sql[:20]]
+    assert bytes.fromhex("".join(pieces)) == blob
+    with pytest.raises(ReplicationStopped, match=r"column b: a value of 1024000 bytes is "
+                       r"longer than the target's max_allowed_packet \(1000000 bytes\).*"
+                       r"SET GLOBAL max_allowed_packet = 1048576"):
+        large.plan_row([blob], ["b"], literal, fixed=100, packet=1_000_000)
