@@ -160,6 +160,21 @@ def seed(ctx, config_path: str, tables: str | None, master: str | None, force: s
                           chunk_rows=chunk_rows or CHUNK_ROWS, readers=readers))
 
 
+@main.command()
+@CONFIG
+@click.option("--yes", is_flag=True, help="Skip without asking (required without a terminal).")
+@click.pass_context
+def skip(ctx, config_path: str, yes: bool) -> None:
+    """Record the transaction at the checkpoint as applied without applying it (the daemon
+    stopped): shows it, asks, then moves the checkpoint past it (file:pos and GTID)."""
+    from applier.ops.skip import run_skip
+
+    cfg = _load(config_path)
+    _setup_logging(cfg.daemon.log_level, ctx.obj["debug"])
+    run_skip(cfg, yes=yes, interactive=sys.stdin.isatty(), echo=click.echo,
+             confirm=lambda question: click.confirm(question, default=False))
+
+
 @main.group()
 def sandbox() -> None:
     """Throwaway local source and target servers for a first run and for tests."""

@@ -91,9 +91,8 @@ class StatementApplier:
             "and start again", code=PARSE_ERROR)
 
     def _skip(self, end: Position) -> str:
-        return (f"UPDATE {self.checkpoint._plain} SET source_log_file = '{end.log_file}', "
-                f"source_log_pos = {end.log_pos} WHERE server_id = "
-                f"{self.checkpoint.server_id}")
+        return (f"`applier skip --config ...` (records the transaction ending at {end} as "
+                "applied: file:pos and GTID)")
 
     def _decide(self, info: StatementInfo, stmt: Statement, end: Position) -> str | None:
         """The text to execute (the statement's own, or rewritten to the replicated
