@@ -182,7 +182,7 @@ def copy_chunk(src_conn, tgt_cur, reader: ChunkReader, lo: int | None, hi: int |
     rows = size = 0
     with src_conn.cursor(pymysql.cursors.SSCursor) as cur:
         cur.execute(reader.sql(lo, hi))
-        for row in cur:  # one row at a time: memory bounded by a batch, not by FETCH rows
+        for row in cur:  # one row at a time: memory holds a batch, not a block of rows
             try:
                 text = render(row)
                 if len(text) > room:
