@@ -127,3 +127,26 @@ def test_skip_a_ddl_statement_applied_by_hand(replica, tmp_path):
         replica.last_error
     assert replica.rows("SELECT * FROM d") == [(1, 1, 2, 3)]
     assert gtid in parse_set(_checkpoint(replica)[2])
+
+
+def test_skip_a_transaction_larger_than_a_stream_batch(replica, tmp_path):
+    """A transaction of more rows than the assembler holds at once (it is streamed): skip
+    reads it to its end, counts every row, and moves the checkpoint past all of it."""
+    replica.start = "current"
+    replica.src("CREATE TABLE n (id INT PRIMARY KEY)", "CREATE TABLE seq (id INT)")
+    replica.tgt("CREATE TABLE n (id INT PRIMARY KEY)", "CREATE TABLE seq (id INT)")
+    assert replica.catch_up() == ExitStatus.OK
+    replica.tgt("INSERT INTO n VALUES (12000)")  # the last row of the big one collides
+    replica.src("INSERT INTO seq VALUES " + ", ".join(f"({i})" for i in range(1, 12001)),
+                "INSERT INTO n SELECT id FROM seq", "INSERT INTO n VALUES (12001)")
+    assert replica.catch_up(do_tables=(f"{replica.schema}.n",)) == \
+        ExitStatus.REPLICATION_STOPPED
+    assert replica.live.last_error_code == 1062, replica.last_error
+    config = write_config(replica, tmp_path / "applier.toml",
+                          do_tables=(f"{replica.schema}.n",))
+    done = _skip(config, "--yes")
+    assert done.returncode == ExitStatus.OK, done.stderr
+    assert f"  {replica.schema}.n: 12000 insert" in done.stdout.splitlines(), done.stdout
+    assert replica.catch_up(do_tables=(f"{replica.schema}.n",)) == ExitStatus.OK, \
+        replica.last_error
+    assert replica.rows("SELECT id FROM n ORDER BY id") == [(12000,), (12001,)]
