@@ -116,3 +116,17 @@ def test_check_marks_the_deliberately_different_columns(replica, tmp_path):
     line = next(x for x in text.splitlines() if " c " in x and "bigint" in x)
     assert "replica's own" in line, text
     assert "replica's own" not in next(x for x in text.splitlines() if " id " in x)
+
+
+def test_modify_stops_when_the_source_definition_is_unknown(replica):
+    """No row of the table since the applier started: the source's definition before the
+    statement is not known, so a redefinition is not applied blindly."""
+    replica.tgt("CREATE TABLE t (id INT PRIMARY KEY, c BIGINT)")
+    replica.src("CREATE TABLE t (id INT PRIMARY KEY, c INT)",
+                "ALTER TABLE t MODIFY c INT NOT NULL")
+    assert replica.catch_up(ddl="apply", type_conversions=NON_LOSSY) == \
+        ExitStatus.REPLICATION_STOPPED
+    error = replica.last_error
+    assert "definition of that column before the statement is unknown" in error, error
+    assert "target `c` bigint NULL" in error and "applier skip --config F" in error, error
+    assert _columns(replica)["c"] == ("bigint", "YES")
