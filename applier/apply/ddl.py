@@ -10,6 +10,10 @@ replication. Filter rules per statement:
   tables: rewritten to the replicated ones only.
 * ALTER TABLE ... EXCHANGE PARTITION with one table replicated and one not: stop.
 * TEMPORARY tables: skipped (row-based binlogs carry no rows of them).
+
+What an accepted statement becomes, or whether it stops because it would redefine a column
+the replica defines differently, is the DDL policy's (applier.apply.ddlpolicy); online
+schema change tools' helper tables follow their table's filter (applier.apply.filters).
 """
 
 from __future__ import annotations

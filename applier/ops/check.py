@@ -4,7 +4,9 @@ lookup would use, extra and missing columns, and the source's settings. Applies 
 Also what the strict apply session would refuse or leave out: a target-only NOT NULL
 column without a default stops every insert (1364, a problem); a target column that is
 generated is computed by the target and never written; a nullable source column mapped to
-a NOT NULL target column stops at the first NULL (1048) — each with its fix."""
+a NOT NULL target column stops at the first NULL (1048) — each with its fix. Columns the
+replica defines differently from the source are marked ``deliberate`` (mark_deliberate):
+the DDL policy keeps them."""
 
 from __future__ import annotations
 
