@@ -19,7 +19,8 @@ started or since the column changed) cannot be judged: that stops too.
 Online schema change tools (applier.apply.osctables): a copy table (``_t_gho``,
 ``_t_new``) created from an explicit definition is created ``LIKE`` the target's ``t``,
 so it carries the replica's own types; its ALTERs are judged like ``t``'s, its rows are
-converted like ``t``'s, and the cut-over's RENAME puts it in ``t``'s place.
+converted like ``t``'s, and the cut-over's RENAME puts it in ``t``'s place, after the
+values of the replica's own columns (those the source lacks) are carried over from ``t``.
 """
 
 from __future__ import annotations
@@ -96,6 +97,7 @@ class DdlPolicy:
         if info.action == "alter table" and info.tables:
             return self._alter(info, sql, dialect, end)
         if info.action == "rename table":
+            self._cut_over(list(zip(info.tables, info.renamed_to, strict=False)))
             return Prepared(sql, lambda: self._renamed(info.tables, info.renamed_to))
         if info.action == "drop table":
             return Prepared(sql, lambda: [self.known.pop(n, None) for n in info.tables])
@@ -196,6 +198,46 @@ class DdlPolicy:
                 "source, apply the statement to the target by hand; either way, skip it "
                 f"with {SKIP_HINT}; and start again")
 
+    def _cut_over(self, pairs: list[tuple[Name, Name]]) -> None:
+        """An online schema change's cut-over (``RENAME TABLE t TO _t_del, _t_gho TO t``):
+        the copy was filled from the source's rows, so the replica's own columns (those
+        the source lacks) hold their defaults there. Their values are carried over from
+        ``t``, row by row on ``t``'s key, before the rename puts the copy in its place."""
+        leaving = {old for old, _ in pairs}
+        for old, new in pairs:
+            helper = helper_of(old[1])
+            if (helper is None or helper.kind != COPY or new[0] != old[0]
+                    or new[1] not in helper.bases or new not in leaving):
+                continue
+            # the source's columns: the copy's (from its rows' table maps), else t's
+            known = self.known.get(old) or self.known.get(new)
+            table, copy = read_table(self.conn, *new), read_table(self.conn, *old)
+            if table is None or copy is None:
+                continue
+            if known is None:
+                log.warning("cut-over of %s.%s: the source's columns are unknown (no row "
+                            "since the applier started): columns only the replica has keep "
+                            "the copy's defaults", *new)
+                continue
+            own = [c.name for c in table.columns
+                   if c.name.lower() not in known and copy.column(c.name) is not None]
+            key = _row_key(table)
+            if not own:
+                continue
+            if key is None or any(copy.column(k) is None for k in key):
+                log.warning("cut-over of %s.%s: the replica's own columns %s keep the "
+                            "copy's defaults (no NOT NULL unique key to match rows on)",
+                            *new, ", ".join(own))
+                continue
+            q = f"{quote(new[0])}.{quote(new[1])}"
+            on = " AND ".join(f"c.{quote(k)} = t.{quote(k)}" for k in key)
+            sets = ", ".join(f"c.{quote(n)} = t.{quote(n)}" for n in own)
+            with self.conn.cursor() as cur:
+                done = cur.execute(f"UPDATE {quote(old[0])}.{quote(old[1])} AS c JOIN {q} "
+                                   f"AS t ON {on} SET {sets}")
+            log.info("cut-over of %s.%s: the replica's own columns %s carried over from "
+                     "the old table (%d rows changed)", *new, ", ".join(own), done)
+
     def _renamed(self, olds: tuple[Name, ...], news: tuple[Name, ...]) -> None:
         moved = [(new, self.known.pop(old, None)) for old, new in zip(olds, news,
                                                                         strict=False)]
@@ -203,6 +245,15 @@ class DdlPolicy:
             self.known.pop(new, None)
             if known is not None:
                 self.known[new] = known
+
+
+def _row_key(table: TargetTable) -> tuple[str, ...] | None:
+    """The primary key, else a unique key whose columns are all NOT NULL."""
+    for idx in sorted(table.indexes, key=lambda i: i.name != "PRIMARY"):
+        cols = [table.column(n) for n in idx.columns]
+        if idx.unique and all(c is not None and not c.nullable for c in cols):
+            return idx.columns
+    return None
 
 
 def _textual(col: Column) -> bool:

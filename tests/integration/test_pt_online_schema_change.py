@@ -2,8 +2,8 @@
 or in the MySQL chroot) runs `ADD COLUMN z INT` on a replicated table whose target types
 differ, while a writer inserts and updates on the source. With the filters naming the
 table alone, the applier carries the run through its cut-over: the target's table has z,
-keeps its own types and holds every row (the conversions predict equal values), and
-`reconcile run` finds the replica consistent."""
+keeps its own types, its own column's values, and every row (the conversions predict
+equal values), and `reconcile run` finds the replica consistent."""
 
 from __future__ import annotations
 
@@ -77,11 +77,15 @@ def _reconcile(replica, tmp_path: Path, s: str) -> tuple[int, dict]:
 def test_pt_online_schema_change_keeps_the_replica_types_and_every_row(replica, tmp_path):
     command = _pt_osc()
     s = replica.schema
-    replica.tgt("CREATE TABLE t (id INT PRIMARY KEY, a BIGINT, v VARCHAR(40))")
+    replica.tgt("CREATE TABLE t (id INT PRIMARY KEY, a BIGINT, v VARCHAR(40), "
+                "tag INT DEFAULT 7)")
     replica.src("CREATE TABLE t (id INT PRIMARY KEY, a INT, v VARCHAR(10))")
     for k in range(1, 1000, 100):
         replica.src("INSERT INTO t VALUES "
                     + ", ".join(f"({i}, {i * 3}, 'r{i}')" for i in range(k, k + 100)))
+    options = dict(ddl="apply", type_conversions=NON_LOSSY, do_tables=(f"{s}.t",))
+    assert replica.catch_up(**options) == ExitStatus.OK, replica.last_error
+    replica.tgt("UPDATE t SET tag = id")  # the replica's own column, its own values
     src = replica.source_cfg
     writer = _Writer(replica)
     writer.start()
@@ -99,14 +103,15 @@ def test_pt_online_schema_change_keeps_the_replica_types_and_every_row(replica, 
     assert "Successfully altered" in run.stdout, run.stdout
     assert writer.written > 0
     replica.src("INSERT INTO t (id, a, v, z) VALUES (99999, 5, 'last', 8)")
-    assert replica.catch_up(ddl="apply", type_conversions=NON_LOSSY,
-                            do_tables=(f"{s}.t",)) == ExitStatus.OK, replica.last_error
+    assert replica.catch_up(**options) == ExitStatus.OK, replica.last_error
     cols = columns(replica.rows, s, "t")
-    assert set(cols) == {"id", "a", "v", "z"}
+    assert set(cols) == {"id", "a", "v", "z", "tag"}
     assert cols["a"][0] == "bigint" and cols["v"][0] == "varchar(40)"  # the replica's own
     source = replica.src_rows("SELECT id, a, v, z FROM t ORDER BY id")
     assert replica.rows("SELECT id, a, v, z FROM t ORDER BY id") == source
     assert len(source) == 1000 + writer.written + 1
+    tags = dict(replica.rows("SELECT id, tag FROM t"))  # carried over at the cut-over
+    assert tags == {i: (i if i <= 1000 else 7) for i, *_ in source}
     left = {r[0] for r in replica.rows(f"SHOW TABLES FROM `{s}`")}
     assert left == {"t", "applier_checkpoint"}  # _t_new renamed, _t_old dropped
     code, report = _reconcile(replica, tmp_path, s)
