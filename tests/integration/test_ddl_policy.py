@@ -32,15 +32,22 @@ def columns(read, schema: str, table: str) -> dict[str, tuple[str, str]]:
     return {str(n): (f"{t}({n_})" if n_ else str(t), str(x)) for n, t, n_, x in rows}
 
 
-def test_modify_of_a_deliberately_different_column_stops_before_it(replica):
+def test_modify_of_a_deliberately_different_column_stops_before_it(replica, tmp_path):
     replica.tgt("CREATE TABLE t (id INT PRIMARY KEY, c BIGINT, v VARCHAR(40))")
     replica.src("CREATE TABLE t (id INT PRIMARY KEY, c INT, v VARCHAR(10))",
                 "INSERT INTO t VALUES (1, 10, 'one')")
     before = source_status(replica.source_cfg)
     replica.src("ALTER TABLE t MODIFY c INT NOT NULL", "INSERT INTO t VALUES (2, 20, 'two')")
-    assert replica.catch_up(ddl="apply", type_conversions=NON_LOSSY) == \
-        ExitStatus.REPLICATION_STOPPED
-    error = replica.last_error
+    config = write_config(replica, tmp_path / "applier.toml", ddl="apply",
+                          type_conversions=NON_LOSSY)
+    run = run_cli("start", "--foreground", "--until-caught-up", "--config", str(config))
+    assert run.returncode == ExitStatus.REPLICATION_STOPPED, run.stderr
+    status = json.loads(run_cli("status", "--config", str(config), "--json").stdout)
+    assert status["state"] == "error" and status["last_error_code"] == 1677, status
+    assert (status["source_log_file"], status["source_log_pos"]) == (before.log_file,
+                                                                     before.log_pos)
+    error = status["last_error"]
+    assert error in run.stderr
     assert "ALTER TABLE t MODIFY c INT NOT NULL" in error, error
     assert "target `c` bigint NULL" in error and "source `c` int NULL" in error, error
     assert "applier skip --config F" in error, error
