@@ -11,8 +11,9 @@ The source's definition before the statement: the most recent table map of the t
 (types with their metadata, nullability; column names need binlog_row_metadata=FULL),
 kept per column and carried through the statements applied since (a column added, or
 redefined, by a statement applied here mirrors the source; renames move it; CREATE TABLE
-... LIKE copies it). The source's information_schema is not asked: when a statement is
-read, the source has already run it (and maybe more), so it holds the definition after.
+... LIKE copies it), in memory for the daemon's life (reconnects included). The source's
+information_schema is not asked: when a statement is read, the source has already run it
+(and maybe more), so it holds the definition after.
 A column whose source definition is unknown (no row of its table since the applier
 started or since the column changed) cannot be judged: that stops too.
 
@@ -75,10 +76,13 @@ class Prepared:
 class DdlPolicy:
     """Decides, per statement, apply / rewrite / stop; knows the source's definitions."""
 
-    def __init__(self, conn, mode: Mode | None = None):
+    def __init__(self, conn, mode: Mode | None = None, known: dict | None = None):
         self.conn = conn
         self.mode = mode or Mode.parse("")
-        self.known: dict[Name, Known] = {}
+        # per table, the source's columns: shared by the sessions of one daemon (a
+        # reconnect keeps them; what they describe is the stream's order, which the
+        # checkpoint replays from)
+        self.known: dict[Name, Known] = {} if known is None else known
 
     # -- what the source's definitions are ---------------------------------------------
     def saw(self, table: SourceTable) -> None:

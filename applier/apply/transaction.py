@@ -52,6 +52,9 @@ class Options:
     ddl: str = "apply"
     accept: Callable[[str, str], bool] = lambda s, t: True
     accept_db: Callable[[str], bool] = lambda db: True  # CREATE/ALTER/DROP DATABASE
+    # the source's column definitions the DDL policy knows (applier.apply.ddlpolicy): kept
+    # by the daemon across reconnects, as its Options are
+    source_definitions: dict = field(default_factory=dict, compare=False, hash=False)
 
 
 class TransactionApplier:
@@ -67,7 +70,8 @@ class TransactionApplier:
         self.lookups: Counter = Counter()  # lookups by kind of the last transaction applied
         self.statements = StatementApplier(conn, checkpoint, options.accept,
                                            options.accept_db, options.ddl,
-                                           DdlPolicy(conn, options.mode))
+                                           DdlPolicy(conn, options.mode,
+                                                     options.source_definitions))
         self.max_packet = max_packet(conn)
         self._doing = ""  # what is being applied, for error messages
         self._target = None  # the target table of the rows being applied

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import json
 
+import pymysql
 import pytest
 
 from applier.binlog.stream import source_status
 from applier.errors import ExitStatus
-from tests.integration.running import run_cli, write_config
+from tests.integration.harness import wait_for
+from tests.integration.running import Foreground, run_cli, write_config
 
 pytestmark = pytest.mark.integration
 
@@ -137,3 +139,46 @@ def test_modify_stops_when_the_source_definition_is_unknown(replica):
     assert "definition of that column before the statement is unknown" in error, error
     assert "target `c` bigint NULL" in error and "applier skip --config F" in error, error
     assert _columns(replica)["c"] == ("bigint", "YES")
+
+
+def test_the_source_definitions_survive_a_reconnect(replica, target_db, tmp_path):
+    """The daemon's target connection is killed after the table's rows arrived: it
+    reconnects, and a later MODIFY of a mirrored column is still known to mirror the
+    source (applied, not stopped as unknown)."""
+    replica.tgt("CREATE TABLE t (id INT PRIMARY KEY, c INT, b BIGINT)")
+    replica.src("CREATE TABLE t (id INT PRIMARY KEY, c INT, b INT)",
+                "INSERT INTO t VALUES (1, 10, 100)")
+    config = write_config(replica, tmp_path / "applier.toml", ddl="apply",
+                          type_conversions=NON_LOSSY)
+    with Foreground(config) as daemon:
+        daemon.wait_running()
+        wait_for("the first row", lambda: replica.rows("SELECT id FROM t"))
+        killed = _kill_other_connections(replica, keep=target_db.conn.thread_id())
+        assert killed, "no daemon connection found on the target"
+        # the first event after the kill finds the connection gone: the daemon reconnects
+        # and reads it again from the checkpoint, with no table map of t in between
+        replica.src("ALTER TABLE t MODIFY c BIGINT NOT NULL",
+                    "INSERT INTO t VALUES (3, 3000000000, 300)")
+        wait_for("the MODIFY (or a stop)", lambda: daemon.proc.poll() is not None
+                 or replica.rows("SELECT id FROM t WHERE id = 3"))
+        assert daemon.proc.poll() is None, daemon.status().get("last_error")
+        assert daemon.status()["pid"] == daemon.proc.pid
+    assert _columns(replica)["c"] == ("bigint", "NO")
+    assert _columns(replica)["b"] == ("bigint", "YES")
+    assert "retrying" in daemon.stderr or "reconnect" in daemon.stderr.lower(), daemon.stderr
+
+
+def _kill_other_connections(replica, keep: int) -> list[int]:
+    """Kill the daemon's target connections: every one but ours and the fixture's."""
+    conn = pymysql.connect(**replica.target_cfg.pymysql_kwargs(), autocommit=True)
+    try:
+        with conn.cursor() as cur:
+            cur.execute("SELECT ID FROM information_schema.PROCESSLIST WHERE ID <> "
+                        "CONNECTION_ID() AND ID <> %s AND USER = %s AND COMMAND <> 'Daemon'",
+                        (keep, replica.target_cfg.user))
+            ids = [r[0] for r in cur.fetchall()]
+            for i in ids:
+                cur.execute(f"KILL CONNECTION {i}")
+            return ids
+    finally:
+        conn.close()
