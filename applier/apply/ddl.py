@@ -10,6 +10,10 @@ replication. Filter rules per statement:
   tables: rewritten to the replicated ones only.
 * ALTER TABLE ... EXCHANGE PARTITION with one table replicated and one not: stop.
 * TEMPORARY tables: skipped (row-based binlogs carry no rows of them).
+
+What an accepted statement becomes, or whether it stops because it would redefine a column
+the replica defines differently, is the DDL policy's (applier.apply.ddlpolicy); online
+schema change tools' helper tables follow their table's filter (applier.apply.filters).
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from collections.abc import Callable
 
 from applier.apply import sqlmode
 from applier.apply.checkpoint import Checkpoint
+from applier.apply.ddlpolicy import DdlPolicy
 from applier.apply.lookup import quote
 from applier.apply.target import error_code, flavor_of, translate, version_of
 from applier.binlog import libquery
@@ -41,7 +46,8 @@ def _qualified(name: tuple[str, str]) -> str:
 
 class StatementApplier:
     def __init__(self, conn, checkpoint: Checkpoint, accept: Callable[[str, str], bool],
-                 accept_db: Callable[[str], bool], ddl: str = "apply"):
+                 accept_db: Callable[[str], bool], ddl: str = "apply",
+                 policy: DdlPolicy | None = None):
         self.conn = conn
         self.checkpoint = checkpoint
         self.accept = accept
@@ -50,6 +56,8 @@ class StatementApplier:
         self.flavor = flavor_of(conn)
         self.version = version_of(conn)
         self._restore: str | None = None
+        # which statements apply, are rewritten or stop (the replica's own design is kept)
+        self.policy = policy or DdlPolicy(conn)
 
     def dialect(self, stmt: Statement) -> Dialect:
         bits = stmt.session.sql_mode if stmt.session else None
@@ -74,7 +82,9 @@ class StatementApplier:
         sql = self._decide(info, stmt, end)
         if sql is None:
             return False
-        self._execute(cur, stmt, info, sql, end)
+        prepared = self.policy.prepare(info, sql, stmt.schema, self.dialect(stmt), end)
+        self._execute(cur, stmt, info, prepared.sql, end)
+        prepared.applied()
         return True
 
     # -- what to do ---------------------------------------------------------------------

@@ -10,6 +10,13 @@ Rules: a table matching any ignore pattern is skipped (ignore wins; MySQL checks
 wild-do before wild-ignore, which makes an ignore inside a do pattern useless). Otherwise
 it is replicated when the do list is empty or one of its patterns matches.
 
+Online schema change tools' helper tables (``_t_gho``, ``_t_new``, ``_t_old``... see
+``applier.apply.osctables``) follow the filter of the table they belong to: replicated when
+``t`` is, so ``do_tables = ["shop.orders"]`` carries a gh-ost or pt-online-schema-change
+run on ``shop.orders`` through its cut-over; an ignore pattern covering the helper's own
+name (``shop.\\_%``) does not keep it out while ``t`` is replicated. A helper name is also
+replicated by its own patterns unless an ignore pattern covers ``t``.
+
 Database statements (CREATE/ALTER/DROP DATABASE) follow MySQL's rule for wild patterns
 (``Rpl_filter::db_ok_with_wild_table``): the name ``db.`` (an empty table name) is matched
 against the patterns. A database no do pattern covers that way is left alone, so
@@ -22,6 +29,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
+
+from applier.apply.osctables import helper_of
 
 TableFilter = Callable[[str, str], bool]
 DatabaseFilter = Callable[[str], bool]
@@ -50,11 +59,23 @@ def table_filter(do_tables: Iterable[str] = (), ignore_tables: Iterable[str] = (
     do = [like_regex(p, case_sensitive=case_sensitive) for p in do_tables]
     ignore = [like_regex(p, case_sensitive=case_sensitive) for p in ignore_tables]
 
-    def wanted(db: str, table: str) -> bool:
+    def ignored(db: str, table: str) -> bool:
+        name = f"{db}.{table}"
+        return any(rx.fullmatch(name) for rx in ignore)
+
+    def own(db: str, table: str) -> bool:
         name = f"{db}.{table}"
         if any(rx.fullmatch(name) for rx in ignore):
             return False
         return not do or any(rx.fullmatch(name) for rx in do)
+
+    def wanted(db: str, table: str) -> bool:
+        helper = helper_of(table)
+        if helper is None:
+            return own(db, table)
+        if any(own(db, base) for base in helper.bases):
+            return True
+        return own(db, table) and not any(ignored(db, base) for base in helper.bases)
 
     return wanted
 

@@ -19,6 +19,7 @@ from applier.apply import batching, enumvalue, jsondiffsql, jsonsql, literals, s
 from applier.apply.batching import BATCH_ROWS
 from applier.apply.checkpoint import Checkpoint
 from applier.apply.ddl import StatementApplier
+from applier.apply.ddlpolicy import DdlPolicy
 from applier.apply.inflight import InFlight
 from applier.apply.plans import TablePlan
 from applier.apply.schema import SchemaCache
@@ -51,6 +52,9 @@ class Options:
     ddl: str = "apply"
     accept: Callable[[str, str], bool] = lambda s, t: True
     accept_db: Callable[[str], bool] = lambda db: True  # CREATE/ALTER/DROP DATABASE
+    # the source's column definitions the DDL policy knows (applier.apply.ddlpolicy): kept
+    # by the daemon across reconnects, as its Options are
+    source_definitions: dict = field(default_factory=dict, compare=False, hash=False)
 
 
 class TransactionApplier:
@@ -65,7 +69,9 @@ class TransactionApplier:
         self._plans: dict[tuple[str, str], TablePlan] = {}
         self.lookups: Counter = Counter()  # lookups by kind of the last transaction applied
         self.statements = StatementApplier(conn, checkpoint, options.accept,
-                                           options.accept_db, options.ddl)
+                                           options.accept_db, options.ddl,
+                                           DdlPolicy(conn, options.mode,
+                                                     options.source_definitions))
         self.max_packet = max_packet(conn)
         self._doing = ""  # what is being applied, for error messages
         self._target = None  # the target table of the rows being applied
@@ -79,6 +85,7 @@ class TransactionApplier:
         if cached is not None and (cached.mapping.source is table
                                    or cached.mapping.source == table):
             return cached
+        self.statements.policy.saw(table)  # the source's definitions, for the DDL policy
         target = self.schemas.get(table.schema, table.table)
         if target is None:
             raise ReplicationStopped(

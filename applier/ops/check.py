@@ -4,12 +4,15 @@ lookup would use, extra and missing columns, and the source's settings. Applies 
 Also what the strict apply session would refuse or leave out: a target-only NOT NULL
 column without a default stops every insert (1364, a problem); a target column that is
 generated is computed by the target and never written; a nullable source column mapped to
-a NOT NULL target column stops at the first NULL (1048) — each with its fix."""
+a NOT NULL target column stops at the first NULL (1048) — each with its fix. Columns the
+replica defines differently from the source are marked ``deliberate`` (mark_deliberate):
+the DDL policy keeps them."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from applier.apply.ddlpolicy import same_definition
 from applier.apply.filters import table_filter
 from applier.apply.lookup import plan_lookup, quote
 from applier.apply.schema import list_tables, read_table
@@ -83,6 +86,7 @@ def check_table(src_def: TargetTable, target: TargetTable | None, mode: Mode,
             "target_type": p.target.type.sql(), "decision": p.decision.value})
         if p.decision is Decision.REFUSED:
             rep.ok = False
+    mark_deliberate(rep, mapping, mode)
     rep.extra_on_target = [c.name for c in mapping.extra_target]
     rep.missing_on_target = [c.name for c in mapping.missing_on_target]
     _strict_findings(rep, mapping)
@@ -93,6 +97,16 @@ def check_table(src_def: TargetTable, target: TargetTable | None, mode: Mode,
     except ApplierError as exc:
         _problem(rep, str(exc))
     return rep
+
+
+def mark_deliberate(rep: TableReport, mapping: TableMapping, mode: Mode) -> None:
+    """Each column's ``deliberate``: True when the replica defines it differently from the
+    source (type, character set or nullability). The DDL policy keeps such a column: a
+    source statement redefining it stops replication (applier.apply.ddlpolicy)."""
+    different = {p.source.index for p in mapping.pairs
+                 if not same_definition(p.source, p.target, mode)}
+    for col in rep.columns:
+        col["deliberate"] = col["index"] in different
 
 
 def _problem(rep: TableReport, text: str) -> None:
@@ -169,7 +183,8 @@ def format_check(result: dict) -> str:
         for c in t["columns"]:
             lines.append(f"  {c['index']:>3} {c['source_column'] or '?':<20} "
                          f"{c['source_type']:<22} -> {c['target_column']:<20} "
-                         f"{c['target_type']:<22} {c['decision']}")
+                         f"{c['target_type']:<22} {c['decision']}"
+                         + ("  (replica's own)" if c.get("deliberate") else ""))
         if t["extra_on_target"]:
             lines.append(f"  extra on target (defaults): {', '.join(t['extra_on_target'])}")
         if t["missing_on_target"]:

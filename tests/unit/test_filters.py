@@ -72,3 +72,29 @@ def test_database_statements_follow_mysqls_wild_rule():
     assert not database_filter(ignore_tables=["scratch.%"])("scratch")
     assert database_filter(ignore_tables=["scratch.tmp%"])("scratch")
     assert database_filter(["o%.%"])("ops") and not database_filter(["o%.%"])("x")
+
+
+@pytest.mark.parametrize("do, ignore, table, expected", [
+    # the helper tables of gh-ost, pt-online-schema-change and Spirit follow their table
+    (["g.orders"], [], "_orders_gho", True),
+    (["g.orders"], [], "_orders_ghc", True),
+    (["g.orders"], [], "_orders_del", True),
+    (["g.orders"], [], "_orders_20261124213000_del", True),
+    (["g.orders"], [], "_orders_new", True),
+    (["g.orders"], [], "__orders_new", True),  # pt-osc: one more underscore per clash
+    (["g.orders"], [], "_orders_old", True),
+    (["g.orders"], [], "_orders_old_20261124_213000", True),
+    (["g.orders"], [], "_orders_chkpnt", True),
+    (["g.orders"], [], "_orders_sentinel", True),
+    (["g.orders"], [], "_other_gho", False),  # another table's helper
+    (["g.orders"], [], "orders_gho", False),  # no leading underscore: not a helper
+    (["g.orders"], [], "_orders_ghost", False),
+    (["g.%"], ["g.orders"], "_orders_gho", False),  # the table is ignored: so is its ghost
+    (["g.%"], ["g.\\_%"], "_orders_gho", True),  # ignoring _% does not break a cut-over
+    (["g.o%"], ["g.\\_%"], "_x_gho", False),  # ... of tables that are not replicated
+    (["g._x_new"], [], "_x_new", True),  # named itself
+    (["g.orders_%"], [], "_orders_1_new", True),
+    ([], [], "_orders_gho", True),
+])
+def test_online_schema_change_helpers_follow_their_table(do, ignore, table, expected):
+    assert table_filter(do, ignore)("g", table) is expected
