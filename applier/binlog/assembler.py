@@ -26,10 +26,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from applier.binlog import eventtypes as et
-from applier.binlog import libquery, payload, rowimage
+from applier.binlog import libquery, payload, rowimage, statements
 from applier.binlog.events import Position, RowChange, Statement, Transaction
 from applier.binlog.gtidevent import GtidEventError, tagged_gtid
 from applier.binlog.libevents import EventFactory
+from applier.binlog.redact import Redacted
 from applier.binlog.tablemap import build_table
 from applier.errors import ReplicationStopped, TransientError
 
@@ -127,15 +128,22 @@ class Assembler:
 
     def _query(self, ev) -> list[Transaction]:
         sql = ev.query.strip()
-        word = sql.split(None, 1)[0].upper() if sql else ""
-        if word == "BEGIN":
+        control = statements.transaction_control(sql)
+        if control == statements.BEGIN:
             self.open = True
             return []
-        if word in ("COMMIT", "ROLLBACK") and self.open:
+        if control in (statements.COMMIT, statements.ROLLBACK) and self.open:
             return [self._end(ev)]
+        session = libquery.session_of(ev)
+        problem = statements.unknown_statement(sql, session.flavor == "mariadb")
+        if problem is not None:
+            raise ReplicationStopped(
+                f"binlog event {et.describe(ev.event_type)} {self._at(ev)} holds "
+                f"{str(Redacted(sql, 80))!r}: {problem}; replication stops rather than "
+                "guess (nothing of its transaction was applied)")
         schema = ev.schema.decode("utf-8", "replace") if isinstance(ev.schema, bytes) \
             else ev.schema
-        self.changes.append(Statement(schema, sql, libquery.session_of(ev)))
+        self.changes.append(Statement(schema, sql, session))
         if self.open:
             return []
         return [self._end(ev)]  # a lone statement (DDL) is its own transaction

@@ -18,7 +18,15 @@ Events the applier does not use (`eventtypes.HANDLED`) are not parsed by the lib
 all: they come as NotImplementedEvent (type number and raw bytes), so a parser error in an
 event the applier passes over or refuses cannot fail inside the library.
 
-`install()` patches the library's private event-type map (as `applier.binlog.libquery` does).
+Checksums: the library decides once per connection whether events end with a CRC32
+(from the source's global binlog_checksum), and strips 4 bytes from every event when it
+does, also in a binlog file written without checksums (a `BEGIN` then reads as `B`).
+`install()` replaces the packet wrapper its stream reader builds every event with by
+`ChecksumFollowingWrapper`, which asks the stream's `applier.binlog.checksum.ChecksumFollower`
+(attached to the library's control connection as ``binlog_checksums``) event by event.
+
+`install()` patches the library's private event-type map (as `applier.binlog.libquery` does)
+and its stream reader's packet wrapper.
 """
 
 from __future__ import annotations
@@ -26,11 +34,13 @@ from __future__ import annotations
 from typing import Any
 
 from pymysql.protocol import MysqlPacket
-from pymysqlreplication import packet, row_event
+from pymysqlreplication import binlogstream, packet, row_event
 from pymysqlreplication.event import NotImplementedEvent
 
 from applier.binlog import libquery
+from applier.binlog.checksum import ChecksumError
 from applier.binlog.eventtypes import HANDLED
+from applier.errors import ReplicationStopped
 
 
 class _KeepUnmapped:
@@ -64,11 +74,30 @@ _KEEP = {row_event.WriteRowsEvent: WriteRowsEvent, row_event.UpdateRowsEvent: Up
          row_event.PartialUpdateRowsEvent: PartialUpdateRowsEvent}
 
 
+class ChecksumFollowingWrapper(packet.BinLogPacketWrapper):
+    """The library's packet wrapper, told per event whether the event ends with a
+    checksum: by the control connection's ``binlog_checksums`` follower when it has one
+    (the applier's streams), else as the library decided for the connection."""
+
+    def __init__(self, from_packet, table_map, ctl_connection, mysql_version, use_checksum,
+                 *args, **kwargs):
+        follower = getattr(ctl_connection, "binlog_checksums", None)
+        if follower is not None:
+            try:
+                use_checksum = follower.has_checksum(from_packet.get_all_data()[1:])
+            except ChecksumError as exc:
+                raise ReplicationStopped(f"{exc}; replication stops here") from None
+        super().__init__(from_packet, table_map, ctl_connection, mysql_version,
+                         use_checksum, *args, **kwargs)
+
+
 def install() -> frozenset[type]:
     """Patch the library's event map (QUERY events tolerant of unknown status variables,
-    rows events kept without a table map, unused events not parsed); returns every class
-    it may build."""
+    rows events kept without a table map, unused events not parsed) and its stream
+    reader's packet wrapper (checksums per binlog file); returns every class it may
+    build."""
     libquery.install()
+    binlogstream.BinLogPacketWrapper = ChecksumFollowingWrapper
     event_map = packet.BinLogPacketWrapper._BinLogPacketWrapper__event_map
     for code, cls in list(event_map.items()):
         event_map[code] = _KEEP.get(cls, cls) if code in HANDLED else NotImplementedEvent

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 import pymysql
 from pymysqlreplication import BinLogStreamReader
 
-from applier.binlog import eventtypes, gtidwire, libevents, rowimage
+from applier.binlog import checksum, eventtypes, gtidwire, libevents, rowimage
 from applier.binlog.assembler import Assembler
 from applier.binlog.connfail import connect_failure
 from applier.binlog.events import Position, Transaction
@@ -316,13 +316,24 @@ class BinlogSource:
 
     def _connect_once(self, **kwargs):
         """Connections for the library; a second stream connection means it is trying to
-        reconnect mid-stream, which would resume inside a transaction: refuse."""
-        if kwargs.get("db") != "information_schema":
-            self._stream_connections += 1
-            if self._stream_connections > 1:
-                raise TransientError("lost the source binlog connection at "
-                                     f"{self.log_file}; resume from the last checkpoint")
-        return pymysql.connect(**kwargs)
+        reconnect mid-stream, which would resume inside a transaction: refuse.
+
+        Checksums (`applier.binlog.checksum`): the stream connection always declares that
+        it understands CRC32 checksums, whatever the source's global binlog_checksum is
+        now, so the source sends every event as its binlog file stores it; the control
+        connection carries the follower that reads each file's algorithm."""
+        if kwargs.get("db") == "information_schema":
+            conn = pymysql.connect(**kwargs)
+            conn.binlog_checksums = checksum.ChecksumFollower(checksum.CRC32)
+            return conn
+        self._stream_connections += 1
+        if self._stream_connections > 1:
+            raise TransientError("lost the source binlog connection at "
+                                 f"{self.log_file}; resume from the last checkpoint")
+        conn = pymysql.connect(**kwargs)
+        with conn.cursor() as cur:
+            cur.execute("SET @master_binlog_checksum = 'CRC32'")
+        return conn
 
     def _next_event(self):
         if self._interrupted:
