@@ -26,12 +26,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from applier.binlog import eventtypes as et
-from applier.binlog import libquery, payload, rowimage, statements
+from applier.binlog import libquery, payload, rowimage, statements, tablemapwire
 from applier.binlog.events import Position, RowChange, Statement, Transaction
 from applier.binlog.gtidevent import GtidEventError, tagged_gtid
 from applier.binlog.libevents import EventFactory
 from applier.binlog.redact import Redacted
 from applier.binlog.tablemap import build_table
+from applier.convert.types import SourceTable
 from applier.errors import ReplicationStopped, TransientError
 
 # a transaction with more row changes than this is streamed: handed to the applier while
@@ -89,7 +90,7 @@ class Assembler:
         elif t == et.FORMAT_DESCRIPTION:
             self.factory.format_description(ev)
         elif t == et.TABLE_MAP:
-            self.src.tables[ev.table_id] = build_table(ev)
+            self._table_map(ev)
         elif t in et.TRANSACTION_START:
             self._begin(ev)
         elif t == et.QUERY:
@@ -147,6 +148,25 @@ class Assembler:
         if self.open:
             return []
         return [self._end(ev)]  # a lone statement (DDL) is its own transaction
+
+    def _table_map(self, ev) -> None:
+        """A table map from its bytes: only its names when the filters drop the table
+        (nothing of it can stop replication), else the whole map."""
+        body = self._body(ev)
+        post_header = self.factory.post_header_len(et.TABLE_MAP, 8)
+        try:
+            table_id, schema, table = tablemapwire.names(body, post_header)
+            flt = self.src.table_filter
+            if flt is not None and not flt(schema, table):
+                self.src.tables[table_id] = (SourceTable(schema, table, table_id, ()), [])
+                return
+            wire = tablemapwire.parse(body, post_header,
+                                      mariadb=getattr(ev, "dbms", "") == "mariadb")
+        except tablemapwire.TableMapError as exc:
+            raise ReplicationStopped(f"cannot read the {et.describe(ev.event_type)} "
+                                     f"{self._at(ev)}: {exc}") from exc
+        self.src.tables[table_id] = build_table(wire, f" ({self._at(ev)})",
+                                                mariadb=getattr(ev, "dbms", "") == "mariadb")
 
     def _rows(self, ev) -> None:
         entry = self.src.tables.get(ev.table_id)

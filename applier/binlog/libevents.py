@@ -35,9 +35,10 @@ from typing import Any
 
 from pymysql.protocol import MysqlPacket
 from pymysqlreplication import binlogstream, packet, row_event
-from pymysqlreplication.event import NotImplementedEvent
+from pymysqlreplication.event import BinLogEvent, NotImplementedEvent
+from pymysqlreplication.table import Table
 
-from applier.binlog import libquery
+from applier.binlog import libquery, tablemapwire
 from applier.binlog.checksum import ChecksumError
 from applier.binlog.eventtypes import HANDLED
 from applier.errors import ReplicationStopped
@@ -69,7 +70,32 @@ class PartialUpdateRowsEvent(_KeepUnmapped, row_event.PartialUpdateRowsEvent):
     pass
 
 
-_KEEP = {row_event.WriteRowsEvent: WriteRowsEvent, row_event.UpdateRowsEvent: UpdateRowsEvent,
+class TableMapEvent(row_event.TableMapEvent):
+    """TABLE_MAP. On the applier's streams (a control connection marked
+    ``applier_reads_table_maps``) the library reads only the table id and names, which
+    its own rows events look up; the assembler reads the map's bytes itself
+    (`applier.binlog.tablemapwire`), so a column type the library cannot parse never
+    fails inside it. Elsewhere (`applier.binlog.stream.library_rows`) the library's own
+    parse."""
+
+    def __init__(self, from_packet, event_size, table_map, ctl_connection, **kwargs):
+        if not getattr(ctl_connection, "applier_reads_table_maps", False):
+            super().__init__(from_packet, event_size, table_map, ctl_connection, **kwargs)
+            return
+        BinLogEvent.__init__(self, from_packet, event_size, table_map, ctl_connection,
+                             **kwargs)
+        body = from_packet.packet.get_all_data()[20:20 + event_size]
+        try:
+            self.table_id, self.schema, self.table = tablemapwire.names(
+                body, self._declared_post_header_len(8))
+        except tablemapwire.TableMapError:  # the assembler reads it again and stops
+            self.table_id, self.schema, self.table = -1, "", ""
+        self.columns = []
+        self.table_obj = Table(self.table_id, self.schema, self.table, [])
+
+
+_KEEP = {row_event.TableMapEvent: TableMapEvent,
+         row_event.WriteRowsEvent: WriteRowsEvent, row_event.UpdateRowsEvent: UpdateRowsEvent,
          row_event.DeleteRowsEvent: DeleteRowsEvent,
          row_event.PartialUpdateRowsEvent: PartialUpdateRowsEvent}
 

@@ -1,7 +1,7 @@
 """The source's row-based binlog as whole transactions. The replication protocol side.
 
-`BinlogSource` registers as a replica with `BinLogStreamReader`, which runs the protocol and
-parses table maps (with their optional metadata). Row images are NOT decoded by the
+`BinlogSource` registers as a replica with `BinLogStreamReader`, which runs the protocol.
+Neither table maps (`applier.binlog.tablemapwire`) nor row images are decoded by the
 library: the raw body of every rows event is handed to `applier.binlog.rowimage`, because the
 library's decoding is lossy (LIBRARY LIMITS, measured on MariaDB 10.11 with
 mysql-replication 1.0.17, asserted in tests/integration/test_exact_values.py):
@@ -25,6 +25,9 @@ The library hides nothing from us (`applier.binlog.libevents`): every event reac
 stops on any event it does not understand. A stream that ends is an outage: in blocking
 mode the end of the stream (the source shut down) raises TransientError, so the daemon
 reconnects and resumes from its last committed checkpoint.
+
+Checksums follow each binlog file's FORMAT_DESCRIPTION event (`applier.binlog.checksum`):
+the library would strip 4 bytes from every event of a file written without them.
 
 Modules: `applier.binlog.tablemap` (table map -> model), `applier.binlog.assembler` (transactions),
 `applier.binlog.libevents` (library objects for every event), `applier.binlog.payload` (compressed
@@ -325,6 +328,7 @@ class BinlogSource:
         if kwargs.get("db") == "information_schema":
             conn = pymysql.connect(**kwargs)
             conn.binlog_checksums = checksum.ChecksumFollower(checksum.CRC32)
+            conn.applier_reads_table_maps = True  # libevents.TableMapEvent
             return conn
         self._stream_connections += 1
         if self._stream_connections > 1:
