@@ -39,7 +39,7 @@ class ChecksumError(ValueError):
     """An event does not end as its binlog file's checksum algorithm says."""
 
 
-def format_algorithm(event: bytes) -> int:
+def format_algorithm(event: bytes | memoryview) -> int:
     """The checksum algorithm a FORMAT_DESCRIPTION event (bytes from its common header
     on, as sent) declares for its file."""
     if len(event) < HEADER_LEN + CHECKSUM_LEN + 1:
@@ -47,7 +47,7 @@ def format_algorithm(event: bytes) -> int:
     return event[-CHECKSUM_LEN - 1]
 
 
-def crc_matches(event: bytes) -> bool:
+def crc_matches(event: bytes | memoryview) -> bool:
     """The last 4 bytes are the CRC32 of the rest (little-endian)."""
     if len(event) < HEADER_LEN + CHECKSUM_LEN:
         return False
@@ -65,7 +65,7 @@ class ChecksumFollower:
     def name(self) -> str:
         return _NAMES.get(self.algorithm, str(self.algorithm))
 
-    def has_checksum(self, event: bytes) -> bool:
+    def has_checksum(self, event: bytes | memoryview) -> bool:
         """Whether `event` (bytes from its common header on, as sent) ends with a 4-byte
         checksum; a FORMAT_DESCRIPTION event sets the algorithm for what follows it."""
         if len(event) < HEADER_LEN:
@@ -89,7 +89,7 @@ class ChecksumFollower:
         return False
 
     @staticmethod
-    def _mismatch(event: bytes) -> str:
+    def _mismatch(event: bytes | memoryview) -> str:
         log_pos = int.from_bytes(event[13:17], "little")
         return (f"binlog event {et.describe(event[4])} ending at log_pos {log_pos} does not "
                 "end with the CRC32 checksum its binlog file declares: the event is "

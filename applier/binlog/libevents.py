@@ -110,7 +110,8 @@ class ChecksumFollowingWrapper(packet.BinLogPacketWrapper):
         follower = getattr(ctl_connection, "binlog_checksums", None)
         if follower is not None:
             try:
-                use_checksum = follower.has_checksum(from_packet.get_all_data()[1:])
+                use_checksum = follower.has_checksum(
+                    memoryview(from_packet.get_all_data())[1:])  # no copy of the event
             except ChecksumError as exc:
                 raise ReplicationStopped(f"{exc}; replication stops here") from None
         super().__init__(from_packet, table_map, ctl_connection, mysql_version,

@@ -41,6 +41,8 @@ def test_files_with_and_without_checksums_follow_each_other():
                                     crc=False))
     assert f.has_checksum(fde(checksum.CRC32))
     assert f.has_checksum(event(et.XID, bytes(8), crc=True))
+    # as the stream hands them over: a view of the packet after its OK byte
+    assert f.has_checksum(memoryview(b"\x00" + event(et.XID, bytes(8), crc=True))[1:])
 
 
 def test_a_none_file_fde_may_carry_a_stale_checksum_field():
