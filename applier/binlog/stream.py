@@ -376,12 +376,14 @@ def library_rows(cfg: ServerConfig, server_id: int, start: Position, schema: str
         connection_settings=dict(cfg.pymysql_kwargs()), server_id=server_id,
         blocking=False, resume_stream=True, log_file=start.log_file, log_pos=start.log_pos,
         only_events=[libevents.WriteRowsEvent, libevents.UpdateRowsEvent,
-                     libevents.DeleteRowsEvent],
+                     libevents.DeleteRowsEvent, libevents.TableMapEvent],
         only_schemas=[schema], only_tables=[table], enable_logging=False,
         ignore_decode_errors=ignore_decode_errors)
     out = []
     try:
         for ev in stream:
+            if ev.event_type not in rowimage.EVENT_KINDS:  # a table map
+                continue
             if getattr(ev, "unmapped", False):  # another table (only_tables): no table map
                 continue
             kind = rowimage.EVENT_KINDS[ev.event_type]
