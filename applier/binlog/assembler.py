@@ -26,11 +26,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from applier.binlog import eventtypes as et
-from applier.binlog import libquery, payload, rowimage
+from applier.binlog import libquery, payload, rowimage, statements, tablemapwire
 from applier.binlog.events import Position, RowChange, Statement, Transaction
 from applier.binlog.gtidevent import GtidEventError, tagged_gtid
 from applier.binlog.libevents import EventFactory
+from applier.binlog.redact import Redacted
 from applier.binlog.tablemap import build_table
+from applier.convert.types import SourceTable
 from applier.errors import ReplicationStopped, TransientError
 
 # a transaction with more row changes than this is streamed: handed to the applier while
@@ -88,7 +90,7 @@ class Assembler:
         elif t == et.FORMAT_DESCRIPTION:
             self.factory.format_description(ev)
         elif t == et.TABLE_MAP:
-            self.src.tables[ev.table_id] = build_table(ev)
+            self._table_map(ev)
         elif t in et.TRANSACTION_START:
             self._begin(ev)
         elif t == et.QUERY:
@@ -127,18 +129,44 @@ class Assembler:
 
     def _query(self, ev) -> list[Transaction]:
         sql = ev.query.strip()
-        word = sql.split(None, 1)[0].upper() if sql else ""
-        if word == "BEGIN":
+        control = statements.transaction_control(sql)
+        if control == statements.BEGIN:
             self.open = True
             return []
-        if word in ("COMMIT", "ROLLBACK") and self.open:
+        if control in (statements.COMMIT, statements.ROLLBACK) and self.open:
             return [self._end(ev)]
+        session = libquery.session_of(ev)
+        problem = statements.unknown_statement(sql, session.flavor == "mariadb")
+        if problem is not None:
+            raise ReplicationStopped(
+                f"binlog event {et.describe(ev.event_type)} {self._at(ev)} holds "
+                f"{str(Redacted(sql, 80))!r}: {problem}; replication stops rather than "
+                "guess (nothing of its transaction was applied)")
         schema = ev.schema.decode("utf-8", "replace") if isinstance(ev.schema, bytes) \
             else ev.schema
-        self.changes.append(Statement(schema, sql, libquery.session_of(ev)))
+        self.changes.append(Statement(schema, sql, session))
         if self.open:
             return []
         return [self._end(ev)]  # a lone statement (DDL) is its own transaction
+
+    def _table_map(self, ev) -> None:
+        """A table map from its bytes: only its names when the filters drop the table
+        (nothing of it can stop replication), else the whole map."""
+        body = self._body(ev)
+        post_header = self.factory.post_header_len(et.TABLE_MAP, 8)
+        try:
+            table_id, schema, table = tablemapwire.names(body, post_header)
+            flt = self.src.table_filter
+            if flt is not None and not flt(schema, table):
+                self.src.tables[table_id] = (SourceTable(schema, table, table_id, ()), [])
+                return
+            wire = tablemapwire.parse(body, post_header,
+                                      mariadb=getattr(ev, "dbms", "") == "mariadb")
+        except tablemapwire.TableMapError as exc:
+            raise ReplicationStopped(f"cannot read the {et.describe(ev.event_type)} "
+                                     f"{self._at(ev)}: {exc}") from exc
+        self.src.tables[table_id] = build_table(wire, f" ({self._at(ev)})",
+                                                mariadb=getattr(ev, "dbms", "") == "mariadb")
 
     def _rows(self, ev) -> None:
         entry = self.src.tables.get(ev.table_id)

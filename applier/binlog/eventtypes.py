@@ -7,7 +7,8 @@ event type (name and number) and its position. The lists:
 
 USED (HANDLED):
   QUERY (2)                  BEGIN / COMMIT / ROLLBACK, DDL, statement DML (refused later)
-  TABLE_MAP (19)             the table of the rows events that follow
+  TABLE_MAP (19)             the table of the rows events that follow (read from its
+                             bytes: applier.binlog.tablemapwire)
   WRITE/UPDATE/DELETE_ROWS v1 (23-25) and v2 (30-32)      row changes
   PARTIAL_UPDATE_ROWS (39)   MySQL binlog_row_value_options=PARTIAL_JSON: updates whose
                              JSON columns may hold diffs (applier.binlog.jsondiff), applied
@@ -22,7 +23,8 @@ USED (HANDLED):
   (169-171)                  MariaDB log_bin_compress: zlib-compressed query text / row
                              images, decoded and used as QUERY / rows events
   ROTATE (4)                 the name of the binlog file being read
-  FORMAT_DESCRIPTION (15)    the post-header lengths (used to read compressed events)
+  FORMAT_DESCRIPTION (15)    the post-header lengths (used to read compressed events) and
+                             the file's checksum algorithm (applier.binlog.checksum)
   HEARTBEAT (27), HEARTBEAT_V2 (41)        the source is alive and idle (watchdog ping)
   XA_PREPARE (38)            understood, and refused with its own message
 

@@ -18,7 +18,15 @@ Events the applier does not use (`eventtypes.HANDLED`) are not parsed by the lib
 all: they come as NotImplementedEvent (type number and raw bytes), so a parser error in an
 event the applier passes over or refuses cannot fail inside the library.
 
-`install()` patches the library's private event-type map (as `applier.binlog.libquery` does).
+Checksums: the library decides once per connection whether events end with a CRC32
+(from the source's global binlog_checksum), and strips 4 bytes from every event when it
+does, also in a binlog file written without checksums (a `BEGIN` then reads as `B`).
+`install()` replaces the packet wrapper its stream reader builds every event with by
+`ChecksumFollowingWrapper`, which asks the stream's `applier.binlog.checksum.ChecksumFollower`
+(attached to the library's control connection as ``binlog_checksums``) event by event.
+
+`install()` patches the library's private event-type map (as `applier.binlog.libquery` does)
+and its stream reader's packet wrapper.
 """
 
 from __future__ import annotations
@@ -26,11 +34,14 @@ from __future__ import annotations
 from typing import Any
 
 from pymysql.protocol import MysqlPacket
-from pymysqlreplication import packet, row_event
-from pymysqlreplication.event import NotImplementedEvent
+from pymysqlreplication import binlogstream, packet, row_event
+from pymysqlreplication.event import BinLogEvent, NotImplementedEvent
+from pymysqlreplication.table import Table
 
-from applier.binlog import libquery
+from applier.binlog import libquery, tablemapwire
+from applier.binlog.checksum import ChecksumError
 from applier.binlog.eventtypes import HANDLED
+from applier.errors import ReplicationStopped
 
 
 class _KeepUnmapped:
@@ -59,16 +70,61 @@ class PartialUpdateRowsEvent(_KeepUnmapped, row_event.PartialUpdateRowsEvent):
     pass
 
 
-_KEEP = {row_event.WriteRowsEvent: WriteRowsEvent, row_event.UpdateRowsEvent: UpdateRowsEvent,
+class TableMapEvent(row_event.TableMapEvent):
+    """TABLE_MAP. On the applier's streams (a control connection marked
+    ``applier_reads_table_maps``) the library reads only the table id and names, which
+    its own rows events look up; the assembler reads the map's bytes itself
+    (`applier.binlog.tablemapwire`), so a column type the library cannot parse never
+    fails inside it. Elsewhere (`applier.binlog.stream.library_rows`) the library's own
+    parse."""
+
+    def __init__(self, from_packet, event_size, table_map, ctl_connection, **kwargs):
+        if not getattr(ctl_connection, "applier_reads_table_maps", False):
+            super().__init__(from_packet, event_size, table_map, ctl_connection, **kwargs)
+            return
+        BinLogEvent.__init__(self, from_packet, event_size, table_map, ctl_connection,
+                             **kwargs)
+        body = from_packet.packet.get_all_data()[20:20 + event_size]
+        try:
+            self.table_id, self.schema, self.table = tablemapwire.names(
+                body, self._declared_post_header_len(8))
+        except tablemapwire.TableMapError:  # the assembler reads it again and stops
+            self.table_id, self.schema, self.table = -1, "", ""
+        self.columns = []
+        self.table_obj = Table(self.table_id, self.schema, self.table, [])
+
+
+_KEEP = {row_event.TableMapEvent: TableMapEvent,
+         row_event.WriteRowsEvent: WriteRowsEvent, row_event.UpdateRowsEvent: UpdateRowsEvent,
          row_event.DeleteRowsEvent: DeleteRowsEvent,
          row_event.PartialUpdateRowsEvent: PartialUpdateRowsEvent}
 
 
+class ChecksumFollowingWrapper(packet.BinLogPacketWrapper):
+    """The library's packet wrapper, told per event whether the event ends with a
+    checksum: by the control connection's ``binlog_checksums`` follower when it has one
+    (the applier's streams), else as the library decided for the connection."""
+
+    def __init__(self, from_packet, table_map, ctl_connection, mysql_version, use_checksum,
+                 *args, **kwargs):
+        follower = getattr(ctl_connection, "binlog_checksums", None)
+        if follower is not None:
+            try:
+                use_checksum = follower.has_checksum(
+                    memoryview(from_packet.get_all_data())[1:])  # no copy of the event
+            except ChecksumError as exc:
+                raise ReplicationStopped(f"{exc}; replication stops here") from None
+        super().__init__(from_packet, table_map, ctl_connection, mysql_version,
+                         use_checksum, *args, **kwargs)
+
+
 def install() -> frozenset[type]:
     """Patch the library's event map (QUERY events tolerant of unknown status variables,
-    rows events kept without a table map, unused events not parsed); returns every class
-    it may build."""
+    rows events kept without a table map, unused events not parsed) and its stream
+    reader's packet wrapper (checksums per binlog file); returns every class it may
+    build."""
     libquery.install()
+    binlogstream.BinLogPacketWrapper = ChecksumFollowingWrapper
     event_map = packet.BinLogPacketWrapper._BinLogPacketWrapper__event_map
     for code, cls in list(event_map.items()):
         event_map[code] = _KEEP.get(cls, cls) if code in HANDLED else NotImplementedEvent

@@ -39,6 +39,44 @@ _DB_OPTIONS = {"DEFAULT", "CHARACTER", "CHARSET", "COLLATE", "COMMENT", "ENCRYPT
                "READ", "UPGRADE"}
 
 
+# -- QUERY events: transaction control, and statements the applier knows ----------------
+
+BEGIN, COMMIT, ROLLBACK = "BEGIN", "COMMIT", "ROLLBACK"
+_CONTROL = {BEGIN, COMMIT, ROLLBACK}
+# statements a source writes as QUERY events that the applier passes over knowingly (no
+# rows, or rows that row events carry): accounts, table maintenance, savepoints, XA ...
+_PASSED_OVER = {"GRANT", "REVOKE", "SET", "FLUSH", "ANALYZE", "OPTIMIZE", "REPAIR",
+                "INSTALL", "UNINSTALL", "SAVEPOINT", "RELEASE", "ROLLBACK", "COMMIT", "XA",
+                "IMPORT"}
+KNOWN_VERBS = frozenset(_VERBS | _DML | _PASSED_OVER)
+
+
+def transaction_control(sql: str) -> str | None:
+    """BEGIN, COMMIT or ROLLBACK when the whole statement is exactly that word (as the
+    source writes them around transactions), else None (``ROLLBACK TO sp`` is not)."""
+    text = sql.strip().rstrip(";").strip().upper()
+    return text if text in _CONTROL else None
+
+
+def unknown_statement(sql: str, source_mariadb: bool = False) -> str | None:
+    """None when ``sql`` starts with a statement the applier knows how to treat (DDL,
+    statement-based DML it refuses, or one of the statements it passes over); else why
+    not. A truncated ``BEGIN`` read as ``B`` is not a statement: replication must stop
+    rather than treat it as one."""
+    try:
+        tokens = tokenize(sql, Dialect(mariadb=source_mariadb))
+        head = tokens[0] if tokens else None
+        verb = head.text.upper() if head is not None and head.kind == WORD else ""
+    except SqlTextError:
+        words = sql.split(None, 1)
+        verb = words[0].upper() if words else ""
+    if not verb:
+        return "it does not start with a statement keyword"
+    if verb not in KNOWN_VERBS:
+        return f"{verb!r} is not a statement the applier knows"
+    return None
+
+
 @dataclass(frozen=True)
 class StatementInfo:
     kind: str  # DDL, DML, OTHER or UNKNOWN

@@ -1,7 +1,7 @@
 """The source's row-based binlog as whole transactions. The replication protocol side.
 
-`BinlogSource` registers as a replica with `BinLogStreamReader`, which runs the protocol and
-parses table maps (with their optional metadata). Row images are NOT decoded by the
+`BinlogSource` registers as a replica with `BinLogStreamReader`, which runs the protocol.
+Neither table maps (`applier.binlog.tablemapwire`) nor row images are decoded by the
 library: the raw body of every rows event is handed to `applier.binlog.rowimage`, because the
 library's decoding is lossy (LIBRARY LIMITS, measured on MariaDB 10.11 with
 mysql-replication 1.0.17, asserted in tests/integration/test_exact_values.py):
@@ -26,6 +26,9 @@ stops on any event it does not understand. A stream that ends is an outage: in b
 mode the end of the stream (the source shut down) raises TransientError, so the daemon
 reconnects and resumes from its last committed checkpoint.
 
+Checksums follow each binlog file's FORMAT_DESCRIPTION event (`applier.binlog.checksum`):
+the library would strip 4 bytes from every event of a file written without them.
+
 Modules: `applier.binlog.tablemap` (table map -> model), `applier.binlog.assembler` (transactions),
 `applier.binlog.libevents` (library objects for every event), `applier.binlog.payload` (compressed
 events, pure bytes), `applier.binlog.eventtypes` (names and lists of event types).
@@ -42,7 +45,7 @@ from dataclasses import dataclass
 import pymysql
 from pymysqlreplication import BinLogStreamReader
 
-from applier.binlog import eventtypes, gtidwire, libevents, rowimage
+from applier.binlog import checksum, eventtypes, gtidwire, libevents, rowimage
 from applier.binlog.assembler import Assembler
 from applier.binlog.connfail import connect_failure
 from applier.binlog.events import Position, Transaction
@@ -316,13 +319,25 @@ class BinlogSource:
 
     def _connect_once(self, **kwargs):
         """Connections for the library; a second stream connection means it is trying to
-        reconnect mid-stream, which would resume inside a transaction: refuse."""
-        if kwargs.get("db") != "information_schema":
-            self._stream_connections += 1
-            if self._stream_connections > 1:
-                raise TransientError("lost the source binlog connection at "
-                                     f"{self.log_file}; resume from the last checkpoint")
-        return pymysql.connect(**kwargs)
+        reconnect mid-stream, which would resume inside a transaction: refuse.
+
+        Checksums (`applier.binlog.checksum`): the stream connection always declares that
+        it understands CRC32 checksums, whatever the source's global binlog_checksum is
+        now, so the source sends every event as its binlog file stores it; the control
+        connection carries the follower that reads each file's algorithm."""
+        if kwargs.get("db") == "information_schema":
+            conn = pymysql.connect(**kwargs)
+            conn.binlog_checksums = checksum.ChecksumFollower(checksum.CRC32)
+            conn.applier_reads_table_maps = True  # libevents.TableMapEvent
+            return conn
+        self._stream_connections += 1
+        if self._stream_connections > 1:
+            raise TransientError("lost the source binlog connection at "
+                                 f"{self.log_file}; resume from the last checkpoint")
+        conn = pymysql.connect(**kwargs)
+        with conn.cursor() as cur:
+            cur.execute("SET @master_binlog_checksum = 'CRC32'")
+        return conn
 
     def _next_event(self):
         if self._interrupted:
@@ -361,12 +376,14 @@ def library_rows(cfg: ServerConfig, server_id: int, start: Position, schema: str
         connection_settings=dict(cfg.pymysql_kwargs()), server_id=server_id,
         blocking=False, resume_stream=True, log_file=start.log_file, log_pos=start.log_pos,
         only_events=[libevents.WriteRowsEvent, libevents.UpdateRowsEvent,
-                     libevents.DeleteRowsEvent],
+                     libevents.DeleteRowsEvent, libevents.TableMapEvent],
         only_schemas=[schema], only_tables=[table], enable_logging=False,
         ignore_decode_errors=ignore_decode_errors)
     out = []
     try:
         for ev in stream:
+            if ev.event_type not in rowimage.EVENT_KINDS:  # a table map
+                continue
             if getattr(ev, "unmapped", False):  # another table (only_tables): no table map
                 continue
             kind = rowimage.EVENT_KINDS[ev.event_type]

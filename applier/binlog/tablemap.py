@@ -1,77 +1,99 @@
 """A table map event as the applier's model: the shared `types.SourceTable` (names,
 types, signedness, charsets, ENUM/SET members, primary key from the optional metadata)
-and the row decoder's `rowimage.ColumnCodec` per column."""
+and the row decoder's `rowimage.ColumnCodec` per column, from the event's bytes
+(`applier.binlog.tablemapwire`).
+
+A column whose type the applier cannot decode stops replication (TableMapRefused, exit
+3) naming the table, the column and the type; the caller reads only the names of a table
+its filters exclude, so such a column there never stops anything. VECTOR (MySQL 9) is
+decoded as its bytes (a length-prefixed value, like GEOMETRY)."""
 
 from __future__ import annotations
 
 from pymysqlreplication.constants import CHARSET as LIB_CHARSET
-from pymysqlreplication.row_event import TableMapEvent
 
-from applier.binlog import rowimage
+from applier.binlog import coltypes as ct
+from applier.binlog import rowimage, tablemapwire
+from applier.binlog.tablemapwire import VECTOR, TableMapWire
 from applier.convert import charsets, types
+from applier.errors import ReplicationStopped
 
-_STRING_CODES = {15, 253, 254, 249, 250, 251, 252}
+_STRING_CODES = {ct.STRING, ct.VARCHAR, ct.VAR_STRING, ct.TINY_BLOB, ct.MEDIUM_BLOB,
+                 ct.LONG_BLOB, ct.BLOB}
+# the types the row decoder reads (old DECIMAL and NULL columns never reach a binlog)
+DECODABLE = frozenset(tablemapwire.META_LEN) - {ct.DECIMAL, ct.NULL}
+_TYPE_NAMES = {VECTOR: "VECTOR", ct.DECIMAL: "DECIMAL (pre-5.0)", ct.NULL: "NULL"}
 
 
-def _charset_name(collation_id: int | None, dbms: str) -> str | None:
+class TableMapRefused(ReplicationStopped):
+    """A replicated table's map holds what the applier cannot decode."""
+
+
+def describe_type(code: int) -> str:
+    """'VECTOR (type code 242)'; 'type code 240' when unnamed."""
+    name = _TYPE_NAMES.get(code)
+    return f"{name} (type code {code})" if name else f"type code {code}"
+
+
+def build_table(wire: TableMapWire, where: str = "", mariadb: bool = False
+                ) -> tuple[types.SourceTable, list[rowimage.ColumnCodec]]:
+    """The shared SourceTable model and the row decoder's codecs from one table map
+    (``where``: ' at FILE:POS' for messages; ``mariadb``: the source's flavour);
+    TableMapRefused for a column type the applier cannot decode."""
+    qualified = f"{wire.schema}.{wire.table}"
+    for i, col in enumerate(wire.columns):
+        if col.type not in DECODABLE or not col.known:
+            name = f" ({col.name})" if col.name else ""
+            raise TableMapRefused(
+                f"table '{qualified}' column {i}{name} has {describe_type(col.type)}, "
+                f"which the applier cannot decode{where}: exclude the table with "
+                "ignore_tables (or do_tables), or change the column's type on the source")
+    columns, codecs = [], []
+    for i, col in enumerate(wire.columns):
+        code, metadata = types.metadata_of(col)
+        unsigned = col.unsigned if wire.has_signedness else None
+        members = None
+        if col.members is not None:
+            members = tuple(_member_text(m, col.collation_id, mariadb)
+                            for m in col.members)
+        sql_type = types.source_type(code, metadata, unsigned=unsigned,
+                                     collation_id=col.collation_id, members=members)
+        columns.append(types.Column(i, col.name if wire.has_names else None, sql_type,
+                                    nullable=wire.nullable[i]))
+        codecs.append(_codec(col, code, bool(unsigned),
+                             _charset_name(col.collation_id, mariadb)))
+    table = types.SourceTable(wire.schema, wire.table, wire.table_id, tuple(columns),
+                              wire.primary_key)
+    return table, codecs
+
+
+def _charset_name(collation_id: int | None, mariadb: bool) -> str | None:
     if collation_id is None:
         return None
     coll = charsets.by_id(collation_id)
     if coll is not None:
         return coll.charset
-    lib = LIB_CHARSET.charset_by_id(collation_id, dbms)
+    lib = LIB_CHARSET.charset_by_id(collation_id, "mariadb" if mariadb else "mysql")
     return charsets.normalize(lib.name) if lib else None
 
 
-def _collation_ids(ev: TableMapEvent) -> list[int | None]:
-    """Per column: its collation id from the optional metadata (None when absent)."""
-    meta = ev.optional_metadata
-    chars = list(meta.charset_collation_list or [])
-    enums = list(meta.enum_and_set_collation_list or [])
-    out: list[int | None] = []
-    for col in ev.columns:
-        if TableMapEvent._is_character_column(col.type, dbms=ev.dbms):
-            out.append(chars.pop(0) if chars else None)
-        elif col.type in (rowimage.ENUM, rowimage.SET):
-            out.append(enums.pop(0) if enums else None)
-        else:
-            out.append(None)
-    return out
-
-
-def build_table(ev: TableMapEvent) -> tuple[types.SourceTable, list[rowimage.ColumnCodec]]:
-    """The shared SourceTable model and the row decoder's codecs from one table map."""
-    meta = ev.optional_metadata
-    signed_known = bool(meta.unsigned_column_list)
-    has_names = bool(meta.column_name_list)
-    collations = _collation_ids(ev)
-    columns, codecs = [], []
-    for i, col in enumerate(ev.columns):
-        code, metadata = types.metadata_of(col)
-        numeric = TableMapEvent._is_numeric_column(code)
-        unsigned = bool(meta.unsigned_column_list[i]) if signed_known and numeric else None
-        members = None
-        if code == rowimage.ENUM and col.enum_values:
-            members = tuple(col.enum_values[1:])
-        elif code == rowimage.SET and col.set_values:
-            members = tuple(col.set_values)
-        sql_type = types.source_type(code, metadata, unsigned=unsigned,
-                                     collation_id=collations[i], members=members)
-        nullable = bool(ev.null_bitmask[i >> 3] & (1 << (i & 7)))
-        columns.append(types.Column(i, col.name if has_names else None, sql_type,
-                                    nullable=nullable))
-        codecs.append(_codec(col, code, bool(unsigned),
-                             _charset_name(collations[i], ev.dbms)))
-    pk = tuple(meta.simple_primary_key_list or sorted(meta.primary_keys_with_prefix or {}))
-    table = types.SourceTable(ev.schema, ev.table, ev.table_id, tuple(columns), pk)
-    return table, codecs
+def _member_text(raw: bytes, collation_id: int | None, mariadb: bool) -> str:
+    """An ENUM/SET member as the column's charset writes it (UTF-8 when unknown)."""
+    charset = _charset_name(collation_id, mariadb)
+    if charset not in (None, "binary") and charsets.codec(charset):
+        try:
+            return charsets.decode(charset, raw)
+        except UnicodeDecodeError:
+            pass
+    return raw.decode("utf-8", "replace")
 
 
 def _codec(col, code: int, unsigned: bool, charset: str | None) -> rowimage.ColumnCodec:
-    size = getattr(col, "size", 0) if code in (rowimage.ENUM, rowimage.SET) else 0
+    if code == VECTOR:  # its bytes are the value
+        return rowimage.ColumnCodec(type_code=ct.GEOMETRY, length_size=col.length_size)
+    size = col.size if code in (ct.ENUM, ct.SET) else 0
     return rowimage.ColumnCodec(
-        type_code=code, unsigned=unsigned, max_length=getattr(col, "max_length", 0) or 0,
-        length_size=getattr(col, "length_size", 0) or size, fsp=getattr(col, "fsp", 0) or 0,
-        precision=getattr(col, "precision", 0) or 0, scale=getattr(col, "decimals", 0) or 0,
-        bits=getattr(col, "bits", 0) or 0,
+        type_code=code, unsigned=unsigned, max_length=col.max_length or 0,
+        length_size=col.length_size or size, fsp=col.fsp or 0,
+        precision=col.precision or 0, scale=col.decimals or 0, bits=col.bits or 0,
         charset=charset if code in _STRING_CODES else None)

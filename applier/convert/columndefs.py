@@ -71,6 +71,8 @@ def target_type(row: dict[str, Any]) -> SqlType:
         return _target_string(name, row, cs, coll)
     if name in _GEOMETRY_NAMES:
         return SqlType("geometry")
+    if name == "vector":  # MySQL 9: vector(dimensions)
+        return SqlType("vector", length=(_paren_numbers(ctype) or [None])[0])
     return SqlType(name)
 
 

@@ -19,7 +19,7 @@ BINARY = "binary"  # binary varbinary tinyblob blob mediumblob longblob (charset
 BIT = "bit"
 ENUMSET = "enumset"  # enum set
 TEMPORAL = "temporal"  # date time datetime timestamp year
-OTHER = "other"  # json geometry (and anything unknown)
+OTHER = "other"  # json geometry vector (and anything unknown)
 
 # Integer types: name -> storage bytes (WL#5151 range table: signed -2^(8n-1)..2^(8n-1)-1,
 # unsigned 0..2^(8n)-1).
@@ -62,7 +62,7 @@ class SqlType:
       'bigint', 'decimal', 'float', 'double', 'char', 'varchar', 'tinytext', 'text',
       'mediumtext', 'longtext', 'binary', 'varbinary', 'tinyblob', 'blob', 'mediumblob',
       'longblob', 'bit', 'enum', 'set', 'date', 'time', 'datetime', 'timestamp', 'year',
-      'json', 'geometry'.
+      'json', 'geometry', 'vector' (MySQL 9; length: its dimensions).
     unsigned: integer/decimal signedness; None when the table map carried no signedness.
     length: CHAR/VARCHAR: characters; BINARY/VARBINARY: bytes; TEXT/BLOB: max bytes
       (255, 65535, 16777215, 4294967295); BIT: bits (1..64). None where meaningless.
@@ -111,6 +111,8 @@ class SqlType:
             return f"{name}({n})"
         if name == "bit":
             return f"bit({self.length})"
+        if name == "vector" and self.length:
+            return f"vector({self.length})"
         if name in ("time", "datetime", "timestamp") and self.fsp:
             return f"{name}({self.fsp})"
         return name
@@ -187,7 +189,7 @@ class TargetTable:
 T_DECIMAL, T_TINY, T_SHORT, T_LONG, T_FLOAT, T_DOUBLE, T_NULL = 0, 1, 2, 3, 4, 5, 6
 T_TIMESTAMP, T_LONGLONG, T_INT24, T_DATE, T_TIME, T_DATETIME, T_YEAR = 7, 8, 9, 10, 11, 12, 13
 T_NEWDATE, T_VARCHAR, T_BIT, T_TIMESTAMP2, T_DATETIME2, T_TIME2 = 14, 15, 16, 17, 18, 19
-T_JSON, T_NEWDECIMAL, T_ENUM, T_SET = 245, 246, 247, 248
+T_VECTOR, T_JSON, T_NEWDECIMAL, T_ENUM, T_SET = 242, 245, 246, 247, 248
 T_TINY_BLOB, T_MEDIUM_BLOB, T_LONG_BLOB, T_BLOB = 249, 250, 251, 252
 T_VAR_STRING, T_STRING, T_GEOMETRY = 253, 254, 255
 
@@ -223,6 +225,8 @@ def source_type(type_code: int, metadata: int, *, unsigned: bool | None = None,
       BIT: column.bits, the number of bits 1..64
       TIME2 / DATETIME2 / TIMESTAMP2: column.fsp, 0..6
       BLOB (and TINY/MEDIUM/LONG_BLOB) / JSON / GEOMETRY: column.length_size, 1..4
+      VECTOR (MySQL 9): column.dimensions (the table map's VECTOR_DIMENSIONALITY), 0
+        when unknown
     unsigned: the table map's signedness flag, None when the table map has no SIGNEDNESS
       field (the library then says False: pass None).
     collation_id: the column's collation id from the table map (CHARSET fields), None when
@@ -258,6 +262,8 @@ def source_type(type_code: int, metadata: int, *, unsigned: bool | None = None,
         return SqlType("json")
     if type_code == T_GEOMETRY:
         return SqlType("geometry")
+    if type_code == T_VECTOR:  # MySQL 9; metadata: its dimensions (0: unknown)
+        return SqlType("vector", length=metadata or None)
     return SqlType(f"mysql_type_{type_code}")
 
 
@@ -315,6 +321,8 @@ def metadata_of(column: Any) -> tuple[int, int]:
         return code, column.fsp
     if code in (T_BLOB, T_JSON, T_GEOMETRY):
         return code, column.length_size
+    if code == T_VECTOR:
+        return code, getattr(column, "dimensions", None) or 0
     return code, 0
 
 

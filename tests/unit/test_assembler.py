@@ -149,3 +149,28 @@ def test_a_stream_ending_inside_a_streamed_transaction_is_transient():
                       ev(et.WRITE_V2, 300, table_id=42)])
     with pytest.raises(TransientError, match="inside a transaction"):
         list(txn.changes)
+
+
+@pytest.mark.parametrize("text", ["B", "BEG", "", "WITH x AS (SELECT 1) UPDATE t SET a = 1",
+                                  "/* comment */ B"])
+def test_a_query_that_is_no_known_statement_stops_without_a_transaction(text):
+    """A BEGIN cut to 'B' (4 bytes taken as a checksum) is not a lone statement: it stops
+    replication naming the event and its place, and completes no transaction (so no
+    checkpoint of its own)."""
+    asm = Assembler(Source())
+    assert feed(asm, [gtid(100, "3e11fa47-71ca-11e1-9e33-c80aa9429562:5")]) == []
+    with pytest.raises(ReplicationStopped,
+                       match=r"QUERY_EVENT \(2\) at bin.000001:140 .* replication stops"):
+        asm.feed(query(150, text))
+
+
+def test_transaction_words_are_whole_statements_and_known_statements_pass():
+    asm = Assembler(Source())
+    got = feed(asm, [gtid(100, "0-1-9", et.MARIADB_GTID),
+                     query(150, "SAVEPOINT `a`"), query(170, "ROLLBACK TO `a`"),
+                     query(200, "commit"),
+                     query(260, "/*!40101 ANALYZE */ TABLE t"), query(300, "GRANT SELECT ON "
+                                                                       "db.* TO u")])
+    assert [(t.end.log_pos, [c.sql for c in t.changes]) for t in got] == [
+        (200, ["SAVEPOINT `a`", "ROLLBACK TO `a`"]),
+        (260, ["/*!40101 ANALYZE */ TABLE t"]), (300, ["GRANT SELECT ON db.* TO u"])]

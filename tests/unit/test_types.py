@@ -212,3 +212,19 @@ def test_mysql_latin1_is_cp1252_plus_five():
     assert not charsets.can_encode("latin1", "\u0100")
     assert not charsets.can_encode("utf8mb3", "\U0001F600")
     assert charsets.can_encode("utf8mb4", "\U0001F600")
+
+
+def test_vector_is_its_own_type_identical_only_to_the_same_dimensions():
+    from applier.convert.decide import Decision, Mode, classify
+
+    src = source_type(242, 3)  # MySQL 9 VECTOR(3): dimensions from the table map
+    assert (src.name, src.length, src.group, src.sql()) == ("vector", 3, OTHER, "vector(3)")
+    tgt = target_type(_row("vector", "vector(3)", CHARACTER_MAXIMUM_LENGTH=12))
+    assert tgt == SqlType("vector", length=3)
+    every = Mode.parse("ALL_LOSSY,ALL_NON_LOSSY")
+    assert classify(src, tgt, Mode.parse("")) is Decision.IDENTICAL
+    for other in (target_type(_row("vector", "vector(4)")),
+                  target_type(_row("varbinary", "varbinary(12)", CHARACTER_OCTET_LENGTH=12)),
+                  target_type(_row("blob", "blob"))):
+        assert classify(src, other, every) is Decision.REFUSED
+    assert metadata_of(SimpleNamespace(type=242, dimensions=5)) == (242, 5)
