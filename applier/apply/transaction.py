@@ -119,8 +119,11 @@ class TransactionApplier:
 
     def _apply(self, txn: Transaction) -> int:
         if not txn.streamed:  # a refused conversion stops before any row is written
-            rows = [c for c in txn.changes if isinstance(c, RowChange)]
-            tables = {id(c.table): c.table for c in rows}  # one table map object per table
+            tables = {}  # one table map object per table
+            for c in txn.changes:
+                if isinstance(c, Statement):  # CREATE TABLE ... SELECT: rows of a table
+                    break  # the statement creates; it commits (implicitly) before them
+                tables[id(c.table)] = c.table
             for table in tables.values():
                 self.mapping(table)
         applied = 0
