@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from applier.apply import batching, enumvalue, jsondiffsql, jsonsql, literals, sqlbuild
 from applier.apply.batching import BATCH_ROWS
 from applier.apply.checkpoint import Checkpoint
+from applier.apply.checks import SessionChecks
 from applier.apply.ddl import StatementApplier
 from applier.apply.inflight import InFlight
 from applier.apply.plans import TablePlan
@@ -71,6 +72,8 @@ class TransactionApplier:
         self._target = None  # the target table of the rows being applied
         # set-based statements whose result is read just before the next statement
         self.inflight = InFlight(conn)
+        # foreign key / unique checks per rows event's flags (after the statement in flight)
+        self.checks = SessionChecks(self.inflight.drain)
 
     # -- planning ---------------------------------------------------------------------
     def mapping(self, table: SourceTable) -> TablePlan:
@@ -132,12 +135,15 @@ class TransactionApplier:
             with self.conn.cursor() as cur:
                 for group in batching.groups(txn.changes):
                     if isinstance(group, Statement):
+                        self.checks.set(cur, 0)
                         self.inflight.drain()
                         self._doing = "The statement"
                         if self.statements.apply(cur, group, txn.end):
                             self.forget_plans()
                     else:
+                        self.checks.set(cur, group[0].checks_off)
                         applied += self._rows(cur, group, txn)
+                self.checks.set(cur, 0)
                 self.inflight.drain()
                 self.checkpoint.save(cur, txn.end, self.totals.transactions + 1,
                                      self.totals.rows + applied)
@@ -160,6 +166,7 @@ class TransactionApplier:
             self.conn.rollback()
         except Exception:  # connection already gone: the server rolls back itself
             log.debug("rollback failed", exc_info=True)
+        self.checks.reset(self.conn)
 
     def _rows(self, cur, group: list[RowChange], txn: Transaction) -> int:
         kind = group[0].kind

@@ -24,6 +24,11 @@ class Position:
 # A row image: source column index -> exact value, for the columns present in the image.
 RowImage = dict[int, Any]
 
+# rows event flags a server's replica applies the event with (checks off for the event)
+NO_FOREIGN_KEY_CHECKS = 0x0002
+RELAXED_UNIQUE_CHECKS = 0x0004
+CHECK_FLAGS = NO_FOREIGN_KEY_CHECKS | RELAXED_UNIQUE_CHECKS
+
 
 class RowChange(NamedTuple):
     """One row of a rows event. kind is 'insert', 'update' or 'delete'. (A named tuple:
