@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from applier.apply import batching, enumvalue, jsondiffsql, jsonsql, literals, sqlbuild
+from applier.apply import batching, enumvalue, jsondiffsql, jsonsql, literals, sqlbuild, triggers
 from applier.apply.batching import BATCH_ROWS
 from applier.apply.checkpoint import Checkpoint
 from applier.apply.checks import SessionChecks
@@ -50,6 +50,7 @@ class Options:
     column_mapping: str = "name"
     idempotent: bool = False
     ddl: str = "apply"
+    target_triggers: str = "refuse"  # or "fire" (applier.apply.triggers)
     accept: Callable[[str, str], bool] = lambda s, t: True
     accept_db: Callable[[str], bool] = lambda db: True  # CREATE/ALTER/DROP DATABASE
 
@@ -74,6 +75,7 @@ class TransactionApplier:
         self.inflight = InFlight(conn)
         # foreign key / unique checks per rows event's flags (after the statement in flight)
         self.checks = SessionChecks(self.inflight.drain)
+        self._at: str | None = None  # the end of the transaction being applied
 
     # -- planning ---------------------------------------------------------------------
     def mapping(self, table: SourceTable) -> TablePlan:
@@ -87,6 +89,10 @@ class TransactionApplier:
             raise ReplicationStopped(
                 f"Table '{table.qualified}' doesn't exist on the target — create it there "
                 "(its definition may differ), or exclude it with ignore_tables", code=1146)
+        if self.opt.target_triggers != triggers.FIRE:
+            found = self.schemas.triggers(target.schema, target.table)
+            if found:
+                raise triggers.refusal(target.qualified, found, self._at)
         built = TablePlan(build_mapping(table, target, self.opt.mode,
                                         by=self.opt.column_mapping))
         self._plans[key] = built
@@ -121,6 +127,7 @@ class TransactionApplier:
         return self._apply(txn)
 
     def _apply(self, txn: Transaction) -> int:
+        self._at = str(txn.end)
         if not txn.streamed:  # a refused conversion stops before any row is written
             tables = {}  # one table map object per table
             for c in txn.changes:

@@ -109,6 +109,7 @@ def bring_forward(source_cfg, server_id: int, tgt_conn, store: SeedStore, run_id
         return 0
     opts = Options(mode=options.mode, column_mapping=options.column_mapping,
                    idempotent=options.idempotent, ddl="ignore",
+                   target_triggers=options.target_triggers,
                    accept=lambda s, t: (s, t) in copied)
     applier = TransactionApplier(tgt_conn, PositionSaver(store, run_id), opts, Totals())
     count = 0
