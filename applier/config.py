@@ -68,6 +68,7 @@ class ReplicationConfig:
     do_tables: tuple[str, ...] = ()
     ignore_tables: tuple[str, ...] = ()
     ddl: str = "apply"  # or ignore
+    target_triggers: str = "refuse"  # or fire (triggers on replicated target tables)
     checkpoint_table: str = "applier_meta.checkpoint"
     channel: str = "default"  # names the checkpoint row; server_id only the connection
     auto_position: bool | None = None  # resume by GTID set; None: when the source has GTIDs
@@ -271,6 +272,7 @@ _KEYS: dict[str, dict[str, tuple[Check, str]]] = {
         "do_tables": (_patterns, 'do_tables = ["shop.%"]'),
         "ignore_tables": (_patterns, 'ignore_tables = ["shop.tmp\\\\_%"]'),
         "ddl": (_choice("apply", "ignore"), 'ddl = "apply"'),
+        "target_triggers": (_choice("refuse", "fire"), 'target_triggers = "refuse"'),
         "checkpoint_table": (_table_name, 'checkpoint_table = "applier_meta.checkpoint"'),
         "channel": (_channel, 'channel = "default"'),
         "auto_position": (_boolean, "auto_position = true"),

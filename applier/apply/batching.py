@@ -15,8 +15,10 @@ BATCH_ROWS = 1000  # rows per statement at most (and per group of a streamed tra
 
 
 def groups(changes):
-    """Consecutive row changes of one table and kind (at most BATCH_ROWS: a streamed
-    transaction is held a batch at a time), and statements on their own."""
+    """Consecutive row changes of one table, kind and rows-event check flags (at most
+    BATCH_ROWS: a streamed transaction is held a batch at a time), and statements on
+    their own. (Changes applied with foreign or unique checks off never share a
+    statement with changes applied with them on.)"""
     group: list[RowChange] = []
     for change in changes:
         if isinstance(change, Statement):
@@ -26,6 +28,7 @@ def groups(changes):
             yield change
             continue
         if group and (change.kind != group[0].kind or change.table is not group[0].table
+                      or change.checks_off != group[0].checks_off
                       or len(group) >= BATCH_ROWS):
             yield group
             group = []

@@ -1,7 +1,7 @@
 """Statements (QUERY events) on the target: DDL read as the target server reads it,
 filtered on the names it really acts on, and executed in the source statement's own
-session (its character set and sql_mode); statement-based DML and unreadable DDL stop
-replication. Filter rules per statement:
+session (applier.apply.session: time zone, time, sql_mode, character set...);
+statement-based DML and unreadable DDL stop replication. Filter rules per statement:
 
 * CREATE/ALTER/DROP DATABASE: `filters.database_filter` (MySQL's rule for wild patterns).
 * CREATE/ALTER/TRUNCATE TABLE, CREATE/DROP INDEX: the table; ALTER ... RENAME and
@@ -25,15 +25,15 @@ from applier.apply import sqlmode
 from applier.apply.checkpoint import Checkpoint
 from applier.apply.ddlpolicy import DdlPolicy
 from applier.apply.lookup import quote
+from applier.apply.session import SourceSession, executable
 from applier.apply.target import error_code, flavor_of, translate, version_of
 from applier.binlog import libquery
 from applier.binlog.events import Position, Statement
 from applier.binlog.redact import Redacted, redact
 from applier.binlog.sqltext import Dialect
 from applier.binlog.statements import DML, OTHER, UNKNOWN, StatementInfo, classify_statement
-from applier.convert import charsets
 from applier.errors import ReplicationStopped
-from applier.server_codes import DDL_ALREADY, DDL_PARTIAL, UNKNOWN_DATABASE
+from applier.server_codes import DDL_ALREADY, DDL_PARTIAL
 
 log = logging.getLogger(__name__)
 
@@ -55,9 +55,9 @@ class StatementApplier:
         self.ddl = ddl
         self.flavor = flavor_of(conn)
         self.version = version_of(conn)
-        self._restore: str | None = None
         # which statements apply, are rewritten or stop (the replica's own design is kept)
         self.policy = policy or DdlPolicy(conn)
+        self.session = SourceSession(self.flavor)
 
     def dialect(self, stmt: Statement) -> Dialect:
         bits = stmt.session.sql_mode if stmt.session else None
@@ -148,6 +148,7 @@ class StatementApplier:
         session = stmt.session
         try:
             self._enter(cur, stmt)
+            sql = executable(sql, info.action)
             payload = (libquery.encode_query(sql, session.charset_client)
                        if session and session.charset_client else sql)
             cur.execute(payload)
@@ -171,64 +172,8 @@ class StatementApplier:
             self._leave(cur)
 
     def _enter(self, cur, stmt: Statement) -> None:
-        """USE the statement's database; its sql_mode and character set."""
-        if stmt.schema:
-            try:
-                cur.execute(f"USE {quote(stmt.schema)}")
-            except Exception as exc:
-                if error_code(exc) != UNKNOWN_DATABASE:
-                    raise
-        session = stmt.session
-        if session is None:
-            return
-        if self._restore is None:
-            cur.execute("SELECT @@character_set_client, @@collation_connection,"
-                        " @@collation_server")
-            cs, cc, csrv = cur.fetchone()
-            self._restore = (f"SET SESSION sql_mode = '{sqlmode.APPLY_SQL_MODE}',"
-                             f" character_set_client = '{cs}',"
-                             f" collation_connection = '{cc}', collation_server = '{csrv}'")
-        sets = []
-        if session.sql_mode is not None:
-            try:
-                mode = sqlmode.for_target(session.sql_mode, session.flavor, self.flavor)
-            except sqlmode.UnsupportedMode as exc:
-                raise ReplicationStopped(f"{exc} — apply it to the target by hand, then "
-                                         "skip it (see `applier status`)", code=1231) from None
-            sets.append(f"sql_mode = '{mode}'")
-        charset = _collation_charset(session.charset_client)
-        if charset:
-            sets.append(f"character_set_client = '{charset}'")
-        if sets:
-            cur.execute("SET SESSION " + ", ".join(sets))
-        for var, cid in (("collation_connection", session.collation_connection),
-                         ("collation_server", session.collation_server)):
-            _set_collation(cur, var, cid)
+        """USE the statement's database; its source session (applier.apply.session)."""
+        self.session.enter(cur, stmt)
 
     def _leave(self, cur) -> None:
-        if self._restore is not None:
-            try:
-                cur.execute(self._restore)
-            except Exception:  # the connection is gone: the next session starts afresh
-                log.debug("could not restore the apply session", exc_info=True)
-
-
-def _collation_charset(cid: int | None) -> str | None:
-    coll = charsets.by_id(cid) if cid else None
-    return coll.charset if coll is not None and coll.codec else None
-
-
-def _set_collation(cur, var: str, cid: int | None) -> None:
-    """Set a collation variable by name; a collation the target lacks (e.g. MySQL's
-    utf8mb4_0900_ai_ci on MariaDB 10.11) falls back to its character set's default."""
-    coll = charsets.by_id(cid) if cid else None
-    if coll is None:
-        return
-    try:
-        cur.execute(f"SET SESSION {var} = '{coll.name}'")
-    except Exception as exc:
-        if error_code(exc) != 1273:  # unknown collation
-            raise
-        other = "character_set_connection" if var == "collation_connection" else \
-            "character_set_server"
-        cur.execute(f"SET SESSION {other} = '{coll.charset}'")
+        self.session.leave(cur)

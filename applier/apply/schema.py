@@ -5,7 +5,7 @@ Thin I/O: one query per table for columns and one for indexes. Works on either s
 
 Target tables may change while the daemon runs (a column added, dropped or changed). The
 cache keeps a cheap signature of each table it read (a count and a checksum of its
-COLUMNS and STATISTICS rows, computed by the server) and, at most every
+COLUMNS and STATISTICS rows, and of its triggers, computed by the server) and, at most every
 ``CHECK_EVERY`` seconds, compares it with the server's: a table that changed is read
 again before the next transaction uses it.
 """
@@ -16,6 +16,7 @@ import logging
 import time
 from collections.abc import Callable, Iterable
 
+from applier.apply import triggers
 from applier.convert.columndefs import target_type
 from applier.convert.types import Column, Index, TargetTable
 
@@ -56,7 +57,9 @@ def signatures(conn, schema: str, tables: Iterable[str]) -> dict[str, Signature]
         return {}
     with conn.cursor() as cur:
         cur.execute(_SIGNATURES.format(", ".join(["%s"] * len(names))), [schema, *names])
-        return {_text(t): (int(n), str(crc), _text(idx)) for t, n, crc, idx in cur.fetchall()}
+        found = {_text(t): (int(n), str(crc), _text(idx)) for t, n, crc, idx in cur.fetchall()}
+    fired = triggers.signatures(conn, schema, list(found))  # a trigger added: read again
+    return {t: sig + (fired.get(t),) for t, sig in found.items()}
 
 
 def _dict_rows(cursor) -> list[dict]:
@@ -127,6 +130,10 @@ class SchemaCache:
             self._tables[key] = read_table(self.conn, schema, table)
             log.debug("read target definition of %s.%s", schema, table)
         return self._tables[key]
+
+    def triggers(self, schema: str, table: str) -> list[triggers.Trigger]:
+        """The table's triggers, read now (when its plan is built)."""
+        return triggers.triggers_on(self.conn, schema, table)
 
     def invalidate(self) -> None:
         self._tables.clear()

@@ -15,9 +15,10 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from applier.apply import batching, enumvalue, jsondiffsql, jsonsql, literals, sqlbuild
+from applier.apply import batching, enumvalue, jsondiffsql, jsonsql, literals, sqlbuild, triggers
 from applier.apply.batching import BATCH_ROWS
 from applier.apply.checkpoint import Checkpoint
+from applier.apply.checks import SessionChecks
 from applier.apply.ddl import StatementApplier
 from applier.apply.ddlpolicy import DdlPolicy
 from applier.apply.inflight import InFlight
@@ -50,6 +51,7 @@ class Options:
     column_mapping: str = "name"
     idempotent: bool = False
     ddl: str = "apply"
+    target_triggers: str = "refuse"  # or "fire" (applier.apply.triggers)
     accept: Callable[[str, str], bool] = lambda s, t: True
     accept_db: Callable[[str], bool] = lambda db: True  # CREATE/ALTER/DROP DATABASE
     # the source's column definitions the DDL policy knows (applier.apply.ddlpolicy): kept
@@ -77,6 +79,9 @@ class TransactionApplier:
         self._target = None  # the target table of the rows being applied
         # set-based statements whose result is read just before the next statement
         self.inflight = InFlight(conn)
+        # foreign key / unique checks per rows event's flags (after the statement in flight)
+        self.checks = SessionChecks(self.inflight.drain)
+        self._at: str | None = None  # the end of the transaction being applied
 
     # -- planning ---------------------------------------------------------------------
     def mapping(self, table: SourceTable) -> TablePlan:
@@ -91,6 +96,10 @@ class TransactionApplier:
             raise ReplicationStopped(
                 f"Table '{table.qualified}' doesn't exist on the target — create it there "
                 "(its definition may differ), or exclude it with ignore_tables", code=1146)
+        if self.opt.target_triggers != triggers.FIRE:
+            found = self.schemas.triggers(target.schema, target.table)
+            if found:
+                raise triggers.refusal(target.qualified, found, self._at)
         built = TablePlan(build_mapping(table, target, self.opt.mode,
                                         by=self.opt.column_mapping))
         self._plans[key] = built
@@ -125,9 +134,13 @@ class TransactionApplier:
         return self._apply(txn)
 
     def _apply(self, txn: Transaction) -> int:
+        self._at = str(txn.end)
         if not txn.streamed:  # a refused conversion stops before any row is written
-            rows = [c for c in txn.changes if isinstance(c, RowChange)]
-            tables = {id(c.table): c.table for c in rows}  # one table map object per table
+            tables = {}  # one table map object per table
+            for c in txn.changes:
+                if isinstance(c, Statement):  # CREATE TABLE ... SELECT: rows of a table
+                    break  # the statement creates; it commits (implicitly) before them
+                tables[id(c.table)] = c.table
             for table in tables.values():
                 self.mapping(table)
         applied = 0
@@ -136,12 +149,15 @@ class TransactionApplier:
             with self.conn.cursor() as cur:
                 for group in batching.groups(txn.changes):
                     if isinstance(group, Statement):
+                        self.checks.set(cur, 0)
                         self.inflight.drain()
                         self._doing = "The statement"
                         if self.statements.apply(cur, group, txn.end):
                             self.forget_plans()
                     else:
+                        self.checks.set(cur, group[0].checks_off)
                         applied += self._rows(cur, group, txn)
+                self.checks.set(cur, 0)
                 self.inflight.drain()
                 self.checkpoint.save(cur, txn.end, self.totals.transactions + 1,
                                      self.totals.rows + applied)
@@ -164,6 +180,7 @@ class TransactionApplier:
             self.conn.rollback()
         except Exception:  # connection already gone: the server rolls back itself
             log.debug("rollback failed", exc_info=True)
+        self.checks.reset(self.conn)
 
     def _rows(self, cur, group: list[RowChange], txn: Transaction) -> int:
         kind = group[0].kind

@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable
 
 from applier.binlog import eventtypes as et
 from applier.binlog import libquery, payload, rowimage, statements, tablemapwire
-from applier.binlog.events import Position, RowChange, Statement, Transaction
+from applier.binlog.events import CHECK_FLAGS, Position, RowChange, Statement, Transaction
 from applier.binlog.gtidevent import GtidEventError, tagged_gtid
 from applier.binlog.libevents import EventFactory
 from applier.binlog.redact import Redacted
@@ -186,8 +186,9 @@ class Assembler:
         except rowimage.RowImageError as exc:
             raise ReplicationStopped(f"cannot decode a row of '{table.qualified}' at "
                                      f"{self.src.log_file}:{self.last_pos}: {exc}") from exc
-        kind = rb.kind
-        self.changes.extend([RowChange(kind, table, before, after) for before, after in rows])
+        kind, checks_off = rb.kind, rb.flags & CHECK_FLAGS
+        self.changes.extend([RowChange(kind, table, before, after, checks_off)
+                             for before, after in rows])
 
     def _end(self, ev) -> Transaction:
         end = Position(self.src.log_file, ev.packet.log_pos, self.gtid)

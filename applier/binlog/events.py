@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from applier.binlog.queryvars import QueryVars
 from applier.convert.types import SourceTable
 
 
@@ -23,6 +24,11 @@ class Position:
 # A row image: source column index -> exact value, for the columns present in the image.
 RowImage = dict[int, Any]
 
+# rows event flags a server's replica applies the event with (checks off for the event)
+NO_FOREIGN_KEY_CHECKS = 0x0002
+RELAXED_UNIQUE_CHECKS = 0x0004
+CHECK_FLAGS = NO_FOREIGN_KEY_CHECKS | RELAXED_UNIQUE_CHECKS
+
 
 class RowChange(NamedTuple):
     """One row of a rows event. kind is 'insert', 'update' or 'delete'. (A named tuple:
@@ -32,6 +38,8 @@ class RowChange(NamedTuple):
     table: SourceTable
     before: RowImage | None  # update, delete
     after: RowImage | None  # insert, update
+    # the rows event's NO_FOREIGN_KEY_CHECKS / RELAXED_UNIQUE_CHECKS flags (0: checks on)
+    checks_off: int = 0
 
 
 @dataclass(frozen=True)
@@ -44,6 +52,9 @@ class QuerySession:
     charset_client: int | None = None  # collation id of character_set_client
     collation_connection: int | None = None
     collation_server: int | None = None
+    when: int | None = None  # the event's timestamp (unix seconds): the statement's NOW()
+    vars: QueryVars | None = None  # every status variable (applier.binlog.queryvars)
+    vars_error: str | None = None  # why the status variables could not be read
 
 
 @dataclass(frozen=True)

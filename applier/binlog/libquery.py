@@ -26,6 +26,7 @@ from pymysqlreplication.constants.BINLOG import QUERY_EVENT
 from pymysqlreplication.event import QueryEvent
 from pymysqlreplication.exceptions import StatusVariableMismatch
 
+from applier.binlog import queryvars
 from applier.binlog.events import QuerySession
 from applier.convert import charsets
 
@@ -94,9 +95,26 @@ def encode_query(text: str, charset_client: int | None) -> bytes:
 
 def session_of(event) -> QuerySession:
     """The source session of a QUERY event (its status variables)."""
+    found, error = query_vars(event)
     return QuerySession(
         flavor="mariadb" if getattr(event, "dbms", "") == "mariadb" else "mysql",
         sql_mode=getattr(event, "sql_mode", None),
         charset_client=getattr(event, "character_set_client", None),
         collation_connection=getattr(event, "collation_connection", None),
-        collation_server=getattr(event, "collation_server", None))
+        collation_server=getattr(event, "collation_server", None),
+        when=getattr(event, "timestamp", None), vars=found, vars_error=error)
+
+
+def query_vars(event) -> tuple[queryvars.QueryVars | None, str | None]:
+    """Every status variable of a QUERY event, read from its bytes (applier.binlog.
+    queryvars); (None, why) when they cannot be read, (None, None) without bytes."""
+    try:
+        data = event.packet.packet.get_all_data()
+        post_header = event._declared_post_header_len(_POST_HEADER)
+    except AttributeError:
+        return None, None
+    body = data[20:20 + event.event_size]  # OK byte + 19-byte header; checksum excluded
+    try:
+        return queryvars.decode(queryvars.status_block(body, post_header)), None
+    except queryvars.QueryVarsError as exc:
+        return None, str(exc)

@@ -6,7 +6,8 @@ column without a default stops every insert (1364, a problem); a target column t
 generated is computed by the target and never written; a nullable source column mapped to
 a NOT NULL target column stops at the first NULL (1048) — each with its fix. Columns the
 replica defines differently from the source are marked ``deliberate`` (mark_deliberate):
-the DDL policy keeps them."""
+the DDL policy keeps them. Triggers on a target table: a problem unless [replication]
+target_triggers = "fire" (a note then)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from applier.apply.filters import table_filter
 from applier.apply.lookup import plan_lookup, quote
 from applier.apply.schema import list_tables, read_table
 from applier.apply.target import connect
+from applier.apply.triggers import FIRE, Trigger, advice, triggers_on
 from applier.binlog.stream import read_settings
 from applier.config import Config
 from applier.convert.decide import Decision, Mode, resolve_source
@@ -38,6 +40,7 @@ class TableReport:
     lookup: str | None = None
     problem: str | None = None
     notes: list[str] = field(default_factory=list)  # what the apply leaves out or may stop on
+    triggers: list[str] = field(default_factory=list)  # on the target table
 
 
 def as_source_table(t: TargetTable) -> SourceTable:
@@ -137,6 +140,20 @@ def _strict_findings(rep: TableReport, mapping: TableMapping) -> None:
                 f"{quote(p.target.name)} {p.target.type.sql()} NULL")
 
 
+def trigger_findings(rep: TableReport, found: list[Trigger], policy: str) -> None:
+    """Triggers on a replicated target table: a problem (replication would stop) unless
+    target_triggers = "fire", then a note (they fire on the applier's writes)."""
+    if not found:
+        return
+    rep.triggers = [str(t) for t in found]
+    text = advice(rep.table, found)
+    if policy == FIRE:
+        rep.notes.append(f"{text} (target_triggers = \"fire\": they fire on every "
+                         "replicated row)")
+    else:
+        _problem(rep, text)
+
+
 def run_check(cfg: Config) -> dict:
     r = cfg.replication
     mode = Mode.parse(r.type_conversions)
@@ -164,6 +181,8 @@ def run_check(cfg: Config) -> dict:
             reports.append(check_table(src_def, read_table(target, schema, table), mode,
                                        r.column_mapping,
                                        found.binlog_row_image or "FULL"))
+            trigger_findings(reports[-1], triggers_on(target, schema, table),
+                             r.target_triggers)
     finally:
         source.close()
         target.close()
@@ -191,5 +210,7 @@ def format_check(result: dict) -> str:
             lines.append(f"  missing on target (dropped): {', '.join(t['missing_on_target'])}")
         if t["lookup"]:
             lines.append(f"  lookup: {t['lookup']}")
+        if t.get("triggers"):
+            lines.append(f"  triggers on target: {', '.join(t['triggers'])}")
         lines += [f"  note: {n}" for n in t.get("notes", [])]
     return "\n".join(lines)

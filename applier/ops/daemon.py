@@ -124,6 +124,7 @@ class Daemon:
         self.options = Options(mode=Mode.parse(r.type_conversions),
                                column_mapping=r.column_mapping,
                                idempotent=r.exec_mode.upper() == "IDEMPOTENT", ddl=r.ddl,
+                               target_triggers=r.target_triggers,
                                accept=table_filter(r.do_tables, r.ignore_tables),
                                accept_db=database_filter(r.do_tables, r.ignore_tables))
 

@@ -61,7 +61,8 @@ def filter_changes(txn: Transaction, done: dict[Name, DoneSet]) -> Transaction:
             if old and new:
                 out.append(change)
             elif old:
-                out.append(RowChange("delete", change.table, change.before, None))
+                out.append(RowChange("delete", change.table, change.before, None,
+                                     change.checks_off))
             elif new:
                 if len(change.after or {}) < len(change.table.columns) \
                         or has_diff(change.after):
@@ -71,7 +72,8 @@ def filter_changes(txn: Transaction, done: dict[Name, DoneSet]) -> Transaction:
                         "(binlog_row_image is not FULL, or binlog_row_value_options="
                         "PARTIAL_JSON logged a JSON diff): run `applier seed --force "
                         "truncate` to copy everything again")
-                out.append(RowChange("insert", change.table, None, change.after))
+                out.append(RowChange("insert", change.table, None, change.after,
+                                     change.checks_off))
     return Transaction(txn.end, out, txn.timestamp)
 
 
@@ -107,6 +109,7 @@ def bring_forward(source_cfg, server_id: int, tgt_conn, store: SeedStore, run_id
         return 0
     opts = Options(mode=options.mode, column_mapping=options.column_mapping,
                    idempotent=options.idempotent, ddl="ignore",
+                   target_triggers=options.target_triggers,
                    accept=lambda s, t: (s, t) in copied)
     applier = TransactionApplier(tgt_conn, PositionSaver(store, run_id), opts, Totals())
     count = 0

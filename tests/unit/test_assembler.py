@@ -174,3 +174,29 @@ def test_transaction_words_are_whole_statements_and_known_statements_pass():
     assert [(t.end.log_pos, [c.sql for c in t.changes]) for t in got] == [
         (200, ["SAVEPOINT `a`", "ROLLBACK TO `a`"]),
         (260, ["/*!40101 ANALYZE */ TABLE t"]), (300, ["GRANT SELECT ON db.* TO u"])]
+
+
+def _write_rows(pos: int, flags: int, value: int):
+    """A WRITE_ROWS v2 event of one INT column, with the given rows-event flags."""
+    body = ((42).to_bytes(6, "little") + flags.to_bytes(2, "little") + b"\x02\x00"
+            + b"\x01" + b"\x01" + b"\x00" + value.to_bytes(4, "little"))
+    data = b"\x00" + bytes(19) + body
+    return NS(event_type=et.WRITE_V2, packet=NS(log_pos=pos, event_size=len(body),
+                                                packet=NS(get_all_data=lambda: data)),
+              timestamp=1000, table_id=42, event_size=len(body))
+
+
+def test_rows_carry_their_event_check_flags():
+    from applier.binlog.coltypes import LONG, ColumnCodec
+    from applier.binlog.events import NO_FOREIGN_KEY_CHECKS, RELAXED_UNIQUE_CHECKS
+
+    src = Source()
+    src.tables[42] = (SourceTable("db", "t", 42, ()), (ColumnCodec(LONG),))
+    asm = Assembler(src)
+    got = feed(asm, [gtid(100, "u:1"), query(150, "BEGIN"),
+                     _write_rows(200, 0x0001 | NO_FOREIGN_KEY_CHECKS, 7),  # + STMT_END
+                     _write_rows(250, RELAXED_UNIQUE_CHECKS | 0x0010, 8),
+                     _write_rows(300, 0x0001, 9), ev(et.XID, 350)])
+    (txn,) = got
+    assert [(c.after, c.checks_off) for c in txn.changes] == [
+        ({0: 7}, NO_FOREIGN_KEY_CHECKS), ({0: 8}, RELAXED_UNIQUE_CHECKS), ({0: 9}, 0)]

@@ -6,7 +6,7 @@ from decimal import Decimal
 
 from applier.apply import batching
 from applier.apply.plans import TablePlan
-from applier.binlog.events import RowChange, Statement
+from applier.binlog.events import NO_FOREIGN_KEY_CHECKS, RELAXED_UNIQUE_CHECKS, RowChange, Statement
 from applier.convert.decide import Mode
 from applier.convert.mapping import build_mapping
 from applier.convert.types import Column, Index, SourceTable, SqlType, TargetTable
@@ -47,3 +47,15 @@ def test_groups_split_on_table_kind_statement_and_size():
                + [RowChange("insert", t1, None, {0: i}) for i in range(batching.BATCH_ROWS + 1)])
     sizes = [len(g) if isinstance(g, list) else "stmt" for g in batching.groups(changes)]
     assert sizes == [3, 1, 1, "stmt", batching.BATCH_ROWS, 1]
+
+
+def test_groups_split_where_the_rows_event_check_flags_change():
+    t = object()
+    changes = [RowChange("insert", t, None, {0: 1}, NO_FOREIGN_KEY_CHECKS),
+               RowChange("insert", t, None, {0: 2}, NO_FOREIGN_KEY_CHECKS),
+               RowChange("insert", t, None, {0: 3}),
+               RowChange("insert", t, None, {0: 4}, RELAXED_UNIQUE_CHECKS)]
+    groups = list(batching.groups(changes))
+    assert [[c.after[0] for c in g] for g in groups] == [[1, 2], [3], [4]]
+    assert [g[0].checks_off for g in groups] == [NO_FOREIGN_KEY_CHECKS, 0,
+                                                 RELAXED_UNIQUE_CHECKS]

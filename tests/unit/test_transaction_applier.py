@@ -91,6 +91,11 @@ class Schemas:
     def changed(self, *, force=False):
         return []
 
+    def triggers(self, schema, table):
+        return self.found
+
+    found: list = []
+
     def invalidate(self):
         pass
 
@@ -210,3 +215,23 @@ def test_a_streamed_transaction_commits_once_with_its_final_end():
     inserts = [s for s in conn.sent if s.startswith("INSERT INTO `db`")]
     assert [s.count("), (") + 1 for s in inserts] == [BATCH_ROWS, 1]  # a batch at a time
     assert "'bin.000001', 900" in conn.sent[-1] and conn.commits == 1
+
+
+def test_a_target_table_with_a_trigger_stops_before_any_row_unless_fire():
+    from applier.apply.triggers import Trigger
+    from applier.errors import ReplicationStopped
+
+    conn = Connection(matched)
+    a = applier(conn)
+    a.schemas.found = [Trigger("db", "times_ten", "BEFORE", "UPDATE")]
+    with pytest.raises(ReplicationStopped, match=r"Target table 'db.t' has trigger "
+                       r"`times_ten` \(BEFORE UPDATE\).*DROP TRIGGER `db`.`times_ten`.*"
+                       r"target_triggers = \"fire\".*ending at bin.000001:400"):
+        a.apply(txn(ins(1, "a")))
+    assert not any(s.startswith("INSERT") for s in conn.sent) and conn.commits == 0
+    fire = TransactionApplier(conn, Checkpoint("applier.checkpoint", 9),
+                              Options(Mode(), target_triggers="fire"), Totals())
+    fire.schemas = Schemas()
+    fire.schemas.found = a.schemas.found
+    assert fire.apply(txn(ins(1, "a"))) == 1
+    assert "INSERT INTO `db`.`t` (`id`, `v`) VALUES (1, 'a')" in conn.sent
