@@ -32,6 +32,7 @@ import time
 import uuid
 from dataclasses import dataclass
 
+from applier.apply import triggers
 from applier.apply.checkpoint import Checkpoint
 from applier.apply.filters import table_filter
 from applier.apply.lookup import qualified, quote
@@ -208,6 +209,10 @@ def run_seed(cfg: Config, opt: Options, out=sys.stderr) -> SnapshotPoint:
         names = select_tables(src, cfg, opt.tables, store.names())
         sdefs, tdefs = _definitions(src, tgt, names, opt)
         for n in names:  # a refused conversion stops before a single row is copied
+            found = ([] if r.target_triggers == triggers.FIRE
+                     else triggers.triggers_on(tgt, *n))
+            if found:  # they would fire on every copied row, as on the daemon's writes
+                raise SeedFailed(triggers.advice(f"{n[0]}.{n[1]}", found))
             mapping = build_mapping(as_source_table(sdefs[n]), tdefs[n], mode,
                                     by=r.column_mapping)
             ChunkReader.build(SeedTable(mapping.source, tdefs[n], None), mapping)

@@ -375,10 +375,18 @@ def test_refusals_stop_before_a_row_is_copied(source_db, target_db, tmp_path):
         assert (f"Column 1 (small) of table '{s}.nums' cannot be converted from type 'int' "
                 "to type 'tinyint'") in got.stderr
         assert target_db.query("SELECT COUNT(*) FROM nums") == [(0,)]
-        # a target that holds rows, without --force
-        target_db.execute("INSERT INTO nums VALUES (9, 9)")
         lossy = dataclasses.replace(cfg, replication=dataclasses.replace(
             cfg.replication, type_conversions="ALL_LOSSY"))
+        # a trigger on a target table would fire on every copied row: refused, named
+        target_db.execute("CREATE TRIGGER times_ten BEFORE INSERT ON nums FOR EACH ROW "
+                          "SET NEW.small = NEW.small * 10")
+        got = _seed_cli(lossy, tmp_path, "--tables", f"{s}.nums")
+        assert got.returncode == ExitStatus.REPLICATION_STOPPED, got.stderr
+        assert "times_ten" in got.stderr and "target_triggers" in got.stderr, got.stderr
+        assert target_db.query("SELECT COUNT(*) FROM nums") == [(0,)]
+        target_db.execute("DROP TRIGGER times_ten")
+        # a target that holds rows, without --force
+        target_db.execute("INSERT INTO nums VALUES (9, 9)")
         got = _seed_cli(lossy, tmp_path, "--tables", f"{s}.nums")
         assert got.returncode == ExitStatus.REPLICATION_STOPPED, got.stderr
         assert f"already holds rows in {s}.nums" in got.stderr and "--force" in got.stderr
