@@ -38,7 +38,9 @@ from applier.convert.types import (
     BIT,
     DECIMAL,
     ENUMSET,
+    FIXED_BINARY,
     INTEGER,
+    MARIADB_FIXED,
     STRING,
     SqlType,
     adopt_charset,
@@ -129,6 +131,8 @@ def natural_class(source: SqlType, target: SqlType, mode: Mode) -> Decision:
     nothing but the identical type."""
     src = adopt_charset(resolve_source(source, mode), target)
     group = src.group
+    if MARIADB_FIXED in (group, target.group):
+        return _mariadb_fixed(src, target)
     if group != target.group or group not in _CLASSIFIERS:
         return _D.IDENTICAL if src.identity == target.identity else _D.REFUSED
     return _CLASSIFIERS[group](src, target)
@@ -242,6 +246,20 @@ def _enumset(s: SqlType, t: SqlType) -> Decision:
     return _D.NON_LOSSY if enumset_capacity(t) >= enumset_capacity(s) else _D.LOSSY
 
 
+def _mariadb_fixed(s: SqlType, t: SqlType) -> Decision:
+    """MariaDB's UUID, INET6 and INET4. The source's table map shows such a column as
+    BINARY(16) / BINARY(16) / BINARY(4) of the binary charset, its value the bytes in text
+    order, and the target server reads any such bytes as a value of its type (no byte
+    string is invalid): BINARY(N) into the type of N storage bytes is the identical type.
+    Any other pair is refused (VARBINARY, other lengths, another of these types)."""
+    if s.name == t.name:
+        return _D.IDENTICAL
+    if (s.name == "binary" and t.name in FIXED_BINARY and s.charset == "binary"
+            and s.length == FIXED_BINARY[t.name]):
+        return _D.IDENTICAL
+    return _D.REFUSED
+
+
 _CLASSIFIERS: dict[str, Callable[[SqlType, SqlType], Decision]] = {
     INTEGER: _integer, DECIMAL: _decimal, STRING: _string, BINARY: _binary, BIT: _bit,
     ENUMSET: _enumset,
@@ -273,6 +291,8 @@ def converter(source: SqlType, target: SqlType, mode: Mode) -> Converter:
                          f"refused under type_conversions={str(mode)!r}")
     src = adopt_charset(resolve_source(source, mode), target)
     group = src.group
+    if MARIADB_FIXED in (group, target.group):  # identical only: the same bytes
+        return conv.identity
     if group == INTEGER:
         reinterpret = source.unsigned is None and bool(src.unsigned)
         if src.identity == target.identity and not reinterpret:

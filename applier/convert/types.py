@@ -20,6 +20,16 @@ BIT = "bit"
 ENUMSET = "enumset"  # enum set
 TEMPORAL = "temporal"  # date time datetime timestamp year
 OTHER = "other"  # json geometry (and anything unknown)
+MARIADB_FIXED = "mariadb_fixed"  # MariaDB's uuid inet6 inet4
+
+# MariaDB's fixed-size binary types: name -> storage bytes. The table map shows them as
+# BINARY(N) of the binary charset (MariaDB 10.11 binlogs them as such: no type name), and
+# the row image holds the bytes in their text order (what CAST(x AS BINARY) gives; UUID's
+# swapped storage order never reaches the binlog).
+FIXED_BINARY: dict[str, int] = {"uuid": 16, "inet6": 16, "inet4": 4}
+# Longest text of each (what CAST(x AS CHAR) gives): UUID 36, INET6 39
+# ('ffff:ffff:...:ffff'; the '::ffff:255.255.255.255' form is shorter), INET4 15.
+FIXED_TEXT_CHARS: dict[str, int] = {"uuid": 36, "inet6": 39, "inet4": 15}
 
 # Integer types: name -> storage bytes (WL#5151 range table: signed -2^(8n-1)..2^(8n-1)-1,
 # unsigned 0..2^(8n)-1).
@@ -43,6 +53,7 @@ _GROUPS: dict[str, str] = {
     **dict.fromkeys(("binary", "varbinary", *BLOB_BYTES), BINARY),
     "bit": BIT, "enum": ENUMSET, "set": ENUMSET,
     **dict.fromkeys(("date", "time", "datetime", "timestamp", "year"), TEMPORAL),
+    **dict.fromkeys(FIXED_BINARY, MARIADB_FIXED),
 }
 
 
@@ -62,7 +73,8 @@ class SqlType:
       'bigint', 'decimal', 'float', 'double', 'char', 'varchar', 'tinytext', 'text',
       'mediumtext', 'longtext', 'binary', 'varbinary', 'tinyblob', 'blob', 'mediumblob',
       'longblob', 'bit', 'enum', 'set', 'date', 'time', 'datetime', 'timestamp', 'year',
-      'json', 'geometry'.
+      'json', 'geometry'; MariaDB's 'uuid', 'inet6', 'inet4' (target side: the source's
+      table map shows them as 'binary').
     unsigned: integer/decimal signedness; None when the table map carried no signedness.
     length: CHAR/VARCHAR: characters; BINARY/VARBINARY: bytes; TEXT/BLOB: max bytes
       (255, 65535, 16777215, 4294967295); BIT: bits (1..64). None where meaningless.
