@@ -61,3 +61,24 @@ def test_ignored_sequences_are_neither_created_nor_written_and_drop_absorbs_a_mi
     assert replica.catch_up(ddl="apply", ignore_tables=ignore) == ExitStatus.OK, \
         replica.last_error
     assert replica.rows("SHOW FULL TABLES") == [("applier_checkpoint", "BASE TABLE")]
+
+
+@pytest.mark.spark
+def test_reconcile_compares_a_replicated_sequence(replica, tmp_path, spark):
+    from tests.integration.test_reconcile_replicated import _config_file, _reconcile
+
+    replica.src("CREATE SEQUENCE s CACHE 5", "CREATE TABLE t (id INT PRIMARY KEY)",
+                "INSERT INTO t VALUES (1)", "SELECT NEXTVAL(s)")
+    assert replica.catch_up(ddl="apply") == ExitStatus.OK, replica.last_error
+    config = _config_file(replica, tmp_path)
+    code, report, _, output = _reconcile(config)
+    tables = {t["table"].split(".", 1)[1]: t for t in report["tables"]}
+    assert code == 0 and report["consistent"], output
+    assert set(tables) == {"s", "t"} and tables["s"]["source_rows"] == 1
+    replica.tgt("SELECT SETVAL(s, 1000)")  # the replica's sequence moved on its own
+    code, report, _, output = _reconcile(config, "--tables", f"{replica.schema}.s")
+    assert replica.rows("SELECT * FROM s") != replica.src_rows("SELECT * FROM s"), report
+    assert code == 1 and not report["consistent"], (output, report)
+    table = report["tables"][0]  # no key: the differing row is missing and extra
+    assert (table["missing_on_replica"], table["extra_on_replica"]) == (1, 1)
+    assert not report["errors"] and not table.get("error")
