@@ -121,6 +121,22 @@ def refusal_reason(source: SqlType, target: SqlType, mode: Mode) -> str:
     return "no conversion exists between these types"
 
 
+def type_texts(source: SqlType, target: SqlType, mode: Mode) -> tuple[str, str]:
+    """Both types in MySQL's words for a refusal message, with their character sets when
+    those differ ('varchar(10) CHARACTER SET latin1' to 'varchar(10) CHARACTER SET
+    utf8mb4'): the charset then decides the conversion, and 'varchar(10)' to 'varchar(10)'
+    would not say why. The source as classify() sees it (signedness resolved)."""
+    src = resolve_source(source, mode)
+    texts = src.sql(), target.sql()
+    charset_groups = (STRING, ENUMSET)
+    if (src.group in charset_groups and target.group in charset_groups
+            and None not in (src.charset, target.charset)
+            and charsets.normalize(src.charset) != charsets.normalize(target.charset)):
+        return (f"{texts[0]} CHARACTER SET {src.charset}",
+                f"{texts[1]} CHARACTER SET {target.charset}")
+    return texts
+
+
 def natural_class(source: SqlType, target: SqlType, mode: Mode) -> Decision:
     """The conversion's class whatever the mode allows (REFUSED = impossible).
 

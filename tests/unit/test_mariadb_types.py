@@ -49,3 +49,27 @@ def test_these_types_into_other_types_are_refused():
                        column("uuid" if name != "uuid" else "inet6")):
             assert classify(column(name), target, Mode.parse("ALL_LOSSY,ALL_NON_LOSSY")) \
                 is Decision.REFUSED
+
+
+def test_refusal_texts_name_the_character_sets_that_decided_it():
+    from applier.convert.decide import type_texts
+
+    def vc(n, cs):
+        return SqlType("varchar", length=n, charset=cs, collation=None, max_bytes=n * 4)
+
+    latin, utf = vc(10, "latin1"), vc(10, "utf8mb4")
+    assert classify(latin, utf, Mode()) is Decision.REFUSED
+    assert type_texts(latin, utf, Mode()) == ("varchar(10) CHARACTER SET latin1",
+                                              "varchar(10) CHARACTER SET utf8mb4")
+    assert type_texts(vc(10, "utf8mb3"), utf, Mode())[0] == \
+        "varchar(10) CHARACTER SET utf8mb3"
+    enum = SqlType("enum", members=("a",), charset="latin1", pack_length=1)
+    assert type_texts(enum, SqlType("enum", members=("a",), charset="utf8mb4"),
+                      Mode())[1] == "enum CHARACTER SET utf8mb4"
+    # same charset, or no charset at all: MySQL's words only
+    assert type_texts(utf, vc(5, "utf8mb4"), Mode()) == ("varchar(10)", "varchar(5)")
+    assert type_texts(SqlType("int"), SqlType("tinyint"), Mode()) == ("int", "tinyint")
+    assert type_texts(binary(16), SqlType("varchar", length=8, charset="latin1"),
+                      Mode()) == ("binary(16)", "varchar(8)")
+    unknown = SqlType("varchar", max_bytes=10)  # no charset in the table map
+    assert type_texts(unknown, utf, Mode()) == ("varchar(10)", "varchar(10)")
