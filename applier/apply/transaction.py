@@ -10,12 +10,21 @@ savepoint, when fewer rows matched than were sent, so a missing row is named).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from applier.apply import batching, enumvalue, jsondiffsql, jsonsql, literals, sqlbuild
+from applier.apply import (
+    batching,
+    enumvalue,
+    jsondiffsql,
+    jsonsql,
+    literals,
+    sqlbuild,
+    versioning,
+)
 from applier.apply.batching import BATCH_ROWS
 from applier.apply.checkpoint import Checkpoint
 from applier.apply.ddl import StatementApplier
@@ -71,6 +80,7 @@ class TransactionApplier:
         self._target = None  # the target table of the rows being applied
         # set-based statements whose result is read just before the next statement
         self.inflight = InFlight(conn)
+        self.versioning = versioning.Versioning(conn)  # system-versioned target tables
 
     # -- planning ---------------------------------------------------------------------
     def mapping(self, table: SourceTable) -> TablePlan:
@@ -125,6 +135,7 @@ class TransactionApplier:
                 self.mapping(table)
         applied = 0
         self.lookups = Counter()
+        self.versioning.forget_transaction()
         try:
             with self.conn.cursor() as cur:
                 for group in batching.groups(txn.changes):
@@ -159,8 +170,24 @@ class TransactionApplier:
             log.debug("rollback failed", exc_info=True)
 
     def _rows(self, cur, group: list[RowChange], txn: Transaction) -> int:
-        kind = group[0].kind
         tp = self.mapping(group[0].table)
+        period = self.versioning.period(tp)
+        if period is None:
+            return self._rows_of(cur, tp, group, txn)
+        applied = 0  # one by one, each at the source's instant (apply/versioning.py)
+        try:
+            for stamp, change in self.versioning.changes(period, group):
+                self._sql(cur, f"SET timestamp = {stamp}")
+                applied += self._rows_of(cur, tp, [change], txn)
+        except BaseException:
+            with contextlib.suppress(Exception):  # the session may be gone
+                cur.execute("SET timestamp = DEFAULT")
+            raise
+        self._sql(cur, "SET timestamp = DEFAULT")
+        return applied
+
+    def _rows_of(self, cur, tp, group: list[RowChange], txn: Transaction) -> int:
+        kind = group[0].kind
         event = {"insert": "Write_rows", "delete": "Delete_rows"}.get(kind, "Update_rows")
         self._doing = f"{event} event on table {tp.target.qualified}"
         self._target = tp.target
