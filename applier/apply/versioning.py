@@ -80,6 +80,9 @@ class Versioning:
     def _read(self, tp) -> Period | None:
         source: SourceTable = tp.mapping.source
         target = tp.target
+        stamps = [c for c in source.columns if (c.type.name, c.type.fsp) == ("timestamp", 6)]
+        if len(stamps) < 2:  # no period in the table map: not asked (no query per table)
+            return None
         with self.conn.cursor() as cur:
             cur.execute("SELECT TABLE_TYPE FROM information_schema.TABLES"
                         " WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s",
