@@ -40,7 +40,6 @@ from applier.convert.types import (
     ENUMSET,
     FIXED_BINARY,
     INTEGER,
-    MARIADB_FIXED,
     STRING,
     SqlType,
     adopt_charset,
@@ -147,7 +146,7 @@ def natural_class(source: SqlType, target: SqlType, mode: Mode) -> Decision:
     nothing but the identical type."""
     src = adopt_charset(resolve_source(source, mode), target)
     group = src.group
-    if MARIADB_FIXED in (group, target.group):
+    if src.name in FIXED_BINARY or target.name in FIXED_BINARY:
         return _mariadb_fixed(src, target)
     if group != target.group or group not in _CLASSIFIERS:
         return _D.IDENTICAL if src.identity == target.identity else _D.REFUSED
@@ -307,7 +306,7 @@ def converter(source: SqlType, target: SqlType, mode: Mode) -> Converter:
                          f"refused under type_conversions={str(mode)!r}")
     src = adopt_charset(resolve_source(source, mode), target)
     group = src.group
-    if MARIADB_FIXED in (group, target.group):  # identical only: the same bytes
+    if src.name in FIXED_BINARY or target.name in FIXED_BINARY:  # identical only: bytes
         return conv.identity
     if group == INTEGER:
         reinterpret = source.unsigned is None and bool(src.unsigned)

@@ -20,16 +20,12 @@ BIT = "bit"
 ENUMSET = "enumset"  # enum set
 TEMPORAL = "temporal"  # date time datetime timestamp year
 OTHER = "other"  # json geometry (and anything unknown)
-MARIADB_FIXED = "mariadb_fixed"  # MariaDB's uuid inet6 inet4
-
 # MariaDB's fixed-size binary types: name -> storage bytes. The table map shows them as
 # BINARY(N) of the binary charset (MariaDB 10.11 binlogs them as such: no type name), and
 # the row image holds the bytes in their text order (what CAST(x AS BINARY) gives; UUID's
-# swapped storage order never reaches the binlog).
+# swapped storage order never reaches the binlog). Their group is OTHER (the reconciler
+# reads them as bytes); decide.py matches them by name.
 FIXED_BINARY: dict[str, int] = {"uuid": 16, "inet6": 16, "inet4": 4}
-# Longest text of each (what CAST(x AS CHAR) gives): UUID 36, INET6 39
-# ('ffff:ffff:...:ffff'; the '::ffff:255.255.255.255' form is shorter), INET4 15.
-FIXED_TEXT_CHARS: dict[str, int] = {"uuid": 36, "inet6": 39, "inet4": 15}
 
 # Integer types: name -> storage bytes (WL#5151 range table: signed -2^(8n-1)..2^(8n-1)-1,
 # unsigned 0..2^(8n)-1).
@@ -53,7 +49,6 @@ _GROUPS: dict[str, str] = {
     **dict.fromkeys(("binary", "varbinary", *BLOB_BYTES), BINARY),
     "bit": BIT, "enum": ENUMSET, "set": ENUMSET,
     **dict.fromkeys(("date", "time", "datetime", "timestamp", "year"), TEMPORAL),
-    **dict.fromkeys(FIXED_BINARY, MARIADB_FIXED),
 }
 
 

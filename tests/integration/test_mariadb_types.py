@@ -57,3 +57,25 @@ def test_uuid_inet6_inet4_between_identical_columns(replica, mode):
         source = replica.src_rows(_select(table))
         assert len(source) == 4
         assert replica.rows(_select(table)) == source
+
+
+@pytest.mark.spark
+def test_reconcile_compares_uuid_inet6_inet4_columns(replica, tmp_path, spark):
+    from tests.integration.test_reconcile_replicated import _config_file, _reconcile
+
+    replica.src("CREATE TABLE t (id INT PRIMARY KEY, u UUID, i6 INET6, i4 INET4)",
+                "CREATE TABLE k (u UUID PRIMARY KEY, n INT)")
+    rows = ", ".join(f"({n}, '{u}', '{i6}', '{i4}')"
+                     for n, (u, i6, i4) in enumerate(zip(UUIDS, INET6, INET4, strict=True)))
+    replica.src(f"INSERT INTO t VALUES {rows}",
+                "INSERT INTO k VALUES " + ", ".join(f"('{u}', 1)" for u in UUIDS))
+    assert replica.catch_up(ddl="apply") == ExitStatus.OK, replica.last_error
+    config = _config_file(replica, tmp_path)
+    code, report, _, output = _reconcile(config)
+    assert code == 0 and report["consistent"], (output, report)
+    replica.tgt(f"UPDATE t SET u = '{UUIDS[2]}' WHERE id = 0",
+                f"DELETE FROM k WHERE u = '{UUIDS[3]}'")
+    code, report, _, output = _reconcile(config)
+    found = {t["table"].split(".", 1)[1]: (t["mismatched"], t["missing_on_replica"])
+             for t in report["tables"]}
+    assert code == 1 and found == {"t": (1, 0), "k": (0, 1)}, (output, report)

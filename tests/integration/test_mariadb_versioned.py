@@ -78,3 +78,22 @@ def test_a_plain_target_without_the_period_columns_stops_naming_the_table(replic
     assert replica.rows("SELECT id, a, row_start, row_end FROM v ORDER BY row_end") == \
         replica.src_rows("SELECT id, a, row_start, row_end FROM v FOR SYSTEM_TIME ALL"
                          " ORDER BY row_end")
+
+
+@pytest.mark.spark
+def test_reconcile_compares_the_current_rows_of_versioned_tables(replica, tmp_path, spark):
+    from tests.integration.test_reconcile_replicated import _config_file, _reconcile
+
+    replica.src(DEFINITIONS["implicit"], DEFINITIONS["explicit"].replace(" v ", " e "),
+                "INSERT INTO v (id, a) VALUES (1, 1), (2, 2)", "UPDATE v SET a = 3",
+                "INSERT INTO e (id, a) VALUES (1, 1)", "UPDATE e SET a = 5")
+    assert replica.catch_up(ddl="apply") == ExitStatus.OK, replica.last_error
+    config = _config_file(replica, tmp_path)
+    code, report, _, output = _reconcile(config)
+    assert code == 0 and report["consistent"], (output, report)
+    assert {t["table"].split(".", 1)[1]: t["source_rows"] for t in report["tables"]} == \
+        {"v": 2, "e": 1}
+    replica.tgt("UPDATE v SET a = 9 WHERE id = 2")  # the replica changed on its own
+    code, report, _, output = _reconcile(config)
+    assert code == 1 and [t["mismatched"] for t in report["tables"]
+                          if t["table"].endswith(".v")] == [1], (output, report)

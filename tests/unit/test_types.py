@@ -12,7 +12,6 @@ from applier.convert.types import (
     DECIMAL,
     ENUMSET,
     INTEGER,
-    MARIADB_FIXED,
     OTHER,
     STRING,
     TEMPORAL,
@@ -175,7 +174,7 @@ def test_target_temporal_and_other():
     assert target_type(_row("date", "date")).fsp is None
     assert target_type(_row("point", "point")).name == "geometry"
     assert target_type(_row("json", "json")).group == OTHER
-    assert target_type(_row("inet6", "inet6")).group == MARIADB_FIXED
+    assert target_type(_row("inet6", "inet6")).group == OTHER
 
 
 def test_enum_members_parsing():
