@@ -174,11 +174,11 @@ class TransactionApplier:
         period = self.versioning.period(tp)
         if period is None:
             return self._rows_of(cur, tp, group, txn)
-        applied = 0  # one by one, each at the source's instant (apply/versioning.py)
+        applied = 0  # each run of changes at the source's instant (apply/versioning.py)
         try:
-            for stamp, change in self.versioning.changes(period, group):
+            for stamp, run in versioning.runs(self.versioning.changes(period, group)):
                 self._sql(cur, f"SET timestamp = {stamp}")
-                applied += self._rows_of(cur, tp, [change], txn)
+                applied += self._rows_of(cur, tp, run, txn)
         except BaseException:
             with contextlib.suppress(Exception):  # the session may be gone
                 cur.execute("SET timestamp = DEFAULT")

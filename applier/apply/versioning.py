@@ -9,8 +9,9 @@ setting row_end. MariaDB's replica writes these images as they are.
 
 A client session cannot do that: an UPDATE of a versioned table makes its own history row
 (so the logged history row then collides, 1062) and period columns cannot be assigned.
-So the target versions the table itself, at the source's instants: each change is applied
-with @@timestamp set to the source's, the time MariaDB stamps into row_start / row_end:
+So the target versions the table itself, at the source's instants: each change (each run
+of changes of one kind at one instant: one statement's rows) is applied with @@timestamp
+set to the source's, the time MariaDB stamps into row_start / row_end:
 an insert at its row_start, an update at the new row_start (the target's history row is
 then the source's: same values, same row_end), a change setting row_end as a DELETE at
 that instant. The logged history row is then checked against the one the target made and
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 import calendar
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -159,6 +161,20 @@ class Versioning:
             f"The system-versioned table '{change.table.qualified}' received {what}, "
             "which the applier cannot reproduce on the target's versioned table — apply "
             "it by hand, then skip the transaction (applier skip)", code=1677)
+
+
+def runs(stamped) -> Iterator[tuple[str, list[RowChange]]]:
+    """Consecutive changes of one kind at one instant (one source statement's rows), as
+    (@@timestamp, changes): applied together, as the rows of other tables are."""
+    stamp, run = None, []
+    for when, change in stamped:
+        if run and (when != stamp or change.kind != run[0].kind):
+            yield stamp, run
+            run = []
+        stamp = when
+        run.append(change)
+    if run:
+        yield stamp, run
 
 
 def _key(table: SourceTable) -> tuple[str, str]:

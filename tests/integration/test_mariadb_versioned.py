@@ -97,3 +97,16 @@ def test_reconcile_compares_the_current_rows_of_versioned_tables(replica, tmp_pa
     code, report, _, output = _reconcile(config)
     assert code == 1 and [t["mismatched"] for t in report["tables"]
                           if t["table"].endswith(".v")] == [1], (output, report)
+
+
+def test_statements_of_many_rows_are_applied_together_at_their_instant(replica):
+    replica.src(DEFINITIONS["implicit"])
+    replica.tgt(DEFINITIONS["implicit"])
+    values = ", ".join(f"({i}, {i}, 'r{i}')" for i in range(1, 201))
+    replica.src(f"INSERT INTO v VALUES {values}", "UPDATE v SET a = a * 2",
+                "UPDATE v SET b = 'even' WHERE id % 2 = 0", "DELETE FROM v WHERE id > 150",
+                "UPDATE v SET id = id + 1000 WHERE id <= 10")
+    assert replica.catch_up() == ExitStatus.OK, replica.last_error
+    source = replica.src_rows(_all("implicit"))
+    assert len(source) > 500
+    assert replica.rows(_all("implicit")) == source

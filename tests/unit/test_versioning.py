@@ -56,3 +56,13 @@ def test_a_new_transaction_forgets_the_history_rows_expected():
     v.forget_transaction()
     with pytest.raises(ReplicationStopped):
         list(v.changes(P, [RowChange("insert", T, None, row(10, T1, T2))]))
+
+
+def test_runs_group_one_kind_at_one_instant():
+    from applier.apply.versioning import runs
+
+    a, b, c = (RowChange("insert", T, None, row(n, T1)) for n in (1, 2, 3))
+    d = RowChange("delete", T, row(4, T1), None)
+    stamped = [("1", a), ("1", b), ("2", c), ("2", d), ("2", d)]
+    assert list(runs(stamped)) == [("1", [a, b]), ("2", [c]), ("2", [d, d])]
+    assert list(runs([])) == []
