@@ -110,3 +110,21 @@ def test_statements_of_many_rows_are_applied_together_at_their_instant(replica):
     source = replica.src_rows(_all("implicit"))
     assert len(source) > 500
     assert replica.rows(_all("implicit")) == source
+
+
+@pytest.mark.parametrize("statements,what", [
+    (("DELETE HISTORY FROM v",), "DELETE HISTORY"),
+    (("SET SESSION system_versioning_insert_history = 1",
+      "INSERT INTO v (id, a, row_start, row_end) VALUES"
+      " (7, 70, '2020-01-01 00:00:00', '2021-01-01 00:00:00')"), "history row written"),
+])
+def test_history_rows_written_or_deleted_on_the_source_stop(replica, statements, what):
+    replica.src(DEFINITIONS["implicit"])
+    replica.tgt(DEFINITIONS["implicit"])
+    replica.src("INSERT INTO v (id, a) VALUES (1, 10)", "UPDATE v SET a = 11")
+    assert replica.catch_up() == ExitStatus.OK, replica.last_error
+    before = replica.checkpoint()
+    replica.src(*statements)
+    assert replica.catch_up() == ExitStatus.REPLICATION_STOPPED
+    assert what in replica.last_error and f"'{replica.schema}.v'" in replica.last_error
+    assert replica.checkpoint() == before
