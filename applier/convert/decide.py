@@ -43,6 +43,7 @@ from applier.convert.types import (
     STRING,
     SqlType,
     adopt_charset,
+    as_logged,
     enumset_capacity,
     int_range,
 )
@@ -144,7 +145,7 @@ def natural_class(source: SqlType, target: SqlType, mode: Mode) -> Decision:
     tell and assumes the same). Conversions exist only inside one group; temporal types
     (a different fsp is a different type), json, geometry and unknown types convert to
     nothing but the identical type."""
-    src = adopt_charset(resolve_source(source, mode), target)
+    src = adopt_charset(resolve_source(as_logged(source, target), mode), target)
     group = src.group
     if src.name in FIXED_BINARY or target.name in FIXED_BINARY:
         return _mariadb_fixed(src, target)
@@ -266,7 +267,9 @@ def _mariadb_fixed(s: SqlType, t: SqlType) -> Decision:
     BINARY(16) / BINARY(16) / BINARY(4) of the binary charset, its value the bytes in text
     order, and the target server reads any such bytes as a value of its type (no byte
     string is invalid): BINARY(N) into the type of N storage bytes is the identical type.
-    Any other pair is refused (VARBINARY, other lengths, another of these types)."""
+    Any other pair is refused (VARBINARY, other lengths). A source of these types into
+    another type is classified as the BINARY(N) the table map shows (types.as_logged).
+    """
     if s.name == t.name:
         return _D.IDENTICAL
     if (s.name == "binary" and t.name in FIXED_BINARY and s.charset == "binary"
@@ -304,6 +307,7 @@ def converter(source: SqlType, target: SqlType, mode: Mode) -> Converter:
     if decision is _D.REFUSED:
         raise ValueError(f"conversion from '{source.sql()}' to '{target.sql()}' is "
                          f"refused under type_conversions={str(mode)!r}")
+    source = as_logged(source, target)
     src = adopt_charset(resolve_source(source, mode), target)
     group = src.group
     if src.name in FIXED_BINARY or target.name in FIXED_BINARY:  # identical only: bytes

@@ -348,6 +348,18 @@ def adopt_charset(source: SqlType, target: SqlType) -> SqlType:
                    collation=target.collation)
 
 
+def as_logged(source: SqlType, target: SqlType) -> SqlType:
+    """A UUID/INET6/INET4 source type (known only from the source's information_schema:
+    `applier check`, the reconciler) into any other type, as the table map shows it to the
+    applier: BINARY(N) of its storage size. So those decide and convert as the applier
+    does. Any other type is returned unchanged."""
+    size = FIXED_BINARY.get(source.name)
+    if size is None or target.name == source.name:
+        return source
+    return SqlType("binary", length=size, charset="binary", collation="binary",
+                   max_bytes=size)
+
+
 def enumset_pack_length(name: str, count: int) -> int:
     """Storage bytes of an ENUM/SET with `count` members."""
     if name == "enum":

@@ -79,3 +79,25 @@ def test_reconcile_compares_uuid_inet6_inet4_columns(replica, tmp_path, spark):
     found = {t["table"].split(".", 1)[1]: (t["mismatched"], t["missing_on_replica"])
              for t in report["tables"]}
     assert code == 1 and found == {"t": (1, 0), "k": (0, 1)}, (output, report)
+
+
+def test_check_decides_as_the_applier_does_and_uuid_into_binary_gets_its_bytes(replica,
+                                                                              tmp_path):
+    import json
+
+    from tests.integration.running import run_cli, write_config
+
+    replica.src("CREATE TABLE t (id INT PRIMARY KEY, u UUID, b UUID, i INET4, s UUID)")
+    replica.tgt("CREATE TABLE t (id INT PRIMARY KEY, u UUID, b BINARY(16), i BINARY(4),"
+                " s CHAR(36))")
+    check = run_cli("check", "--json", "--config", str(write_config(replica,
+                                                                     tmp_path / "a.toml")))
+    decisions = {c["source_column"]:
+                 c["decision"] for c in json.loads(check.stdout)["tables"][0]["columns"]}
+    assert list(decisions.values()) == ["identical"] * 4 + ["refused"], check.stdout
+    replica.tgt("ALTER TABLE t DROP s")
+    replica.src(f"INSERT INTO t VALUES (1, '{UUIDS[0]}', '{UUIDS[2]}', '{INET4[3]}', NULL)")
+    assert replica.catch_up() == ExitStatus.OK, replica.last_error
+    assert replica.rows("SELECT CAST(u AS CHAR), HEX(b), HEX(i) FROM t") == \
+        replica.src_rows("SELECT CAST(u AS CHAR), HEX(CAST(b AS BINARY)),"
+                         " HEX(CAST(i AS BINARY)) FROM t")

@@ -43,12 +43,19 @@ def test_other_sources_are_refused_under_every_mode(source, name, mode):
     assert classify(source, column(name), mode) is Decision.REFUSED
 
 
-def test_these_types_into_other_types_are_refused():
-    for name in ("uuid", "inet6", "inet4"):
-        for target in (binary(16), binary(4), SqlType("varchar", length=64, charset="utf8mb4"),
-                       column("uuid" if name != "uuid" else "inet6")):
-            assert classify(column(name), target, Mode.parse("ALL_LOSSY,ALL_NON_LOSSY")) \
-                is Decision.REFUSED
+def test_these_types_from_information_schema_decide_as_the_table_map_shows_them():
+    # `applier check` and the reconciler read the source's type; the applier sees BINARY(N)
+    both = Mode.parse("ALL_LOSSY,ALL_NON_LOSSY")
+    for name, size in (("uuid", 16), ("inet6", 16), ("inet4", 4)):
+        for target in (binary(16), binary(4), binary(20, "varbinary"), column("inet6"),
+                       SqlType("varchar", length=64, charset="utf8mb4", max_bytes=256)):
+            assert classify(column(name), target, both) is \
+                classify(binary(size), target, both), (name, target)
+        assert converter(column(name), binary(size + 2), both)(b"\x01" * size) == \
+            b"\x01" * size + b"\x00\x00"
+    assert classify(column("uuid"), binary(16), Mode()) is Decision.IDENTICAL
+    assert classify(column("uuid"), SqlType("char", length=36, charset="latin1",
+                                            max_bytes=36), both) is Decision.REFUSED
 
 
 def test_refusal_texts_name_the_character_sets_that_decided_it():
