@@ -15,6 +15,7 @@ import logging
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from applier.apply import (
     batching,
@@ -31,6 +32,7 @@ from applier.apply.ddl import StatementApplier
 from applier.apply.inflight import InFlight
 from applier.apply.plans import TablePlan
 from applier.apply.schema import SchemaCache
+from applier.apply.sourcetypes import SourceTypes
 from applier.apply.target import PacketTooLarge, check_packet, error_code, max_packet, translate
 from applier.binlog.events import RowChange, Statement, Transaction
 from applier.convert.decide import Mode
@@ -60,6 +62,7 @@ class Options:
     ddl: str = "apply"
     accept: Callable[[str, str], bool] = lambda s, t: True
     accept_db: Callable[[str], bool] = lambda db: True  # CREATE/ALTER/DROP DATABASE
+    source: Any = None  # the source's ServerConfig: asked for UUID/INET column types
 
 
 class TransactionApplier:
@@ -81,6 +84,7 @@ class TransactionApplier:
         # set-based statements whose result is read just before the next statement
         self.inflight = InFlight(conn)
         self.versioning = versioning.Versioning(conn)  # system-versioned target tables
+        self.source_types = SourceTypes(options.source)  # MariaDB UUID/INET declared types
 
     # -- planning ---------------------------------------------------------------------
     def mapping(self, table: SourceTable) -> TablePlan:
@@ -94,6 +98,9 @@ class TransactionApplier:
             raise ReplicationStopped(
                 f"Table '{table.qualified}' doesn't exist on the target — create it there "
                 "(its definition may differ), or exclude it with ignore_tables", code=1146)
+        table = self.source_types.declared(table, target, self.opt.column_mapping)
+        if cached is not None and cached.mapping.source is table:
+            return cached
         built = TablePlan(build_mapping(table, target, self.opt.mode,
                                         by=self.opt.column_mapping))
         self._plans[key] = built

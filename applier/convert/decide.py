@@ -39,6 +39,7 @@ from applier.convert.types import (
     DECIMAL,
     ENUMSET,
     FIXED_BINARY,
+    FIXED_TEXT_CHARS,
     INTEGER,
     STRING,
     SqlType,
@@ -268,10 +269,18 @@ def _mariadb_fixed(s: SqlType, t: SqlType) -> Decision:
     order, and the target server reads any such bytes as a value of its type (no byte
     string is invalid): BINARY(N) into the type of N storage bytes is the identical type.
     Any other pair is refused (VARBINARY, other lengths). A source of these types into
-    another type is classified as the BINARY(N) the table map shows (types.as_logged).
+    another type is classified as the BINARY(N) the table map shows (types.as_logged),
+    but into CHAR/VARCHAR (when the source's declared type is known: the applier asks the
+    source, apply/sourcetypes.py): non-lossy where its longest text fits, else refused;
+    into TEXT types non-lossy (every text fits).
     """
     if s.name == t.name:
         return _D.IDENTICAL
+    if s.name in FIXED_BINARY and t.group == STRING:  # its text, as CAST(x AS CHAR)
+        if t.name in ("char", "varchar"):
+            fits = (t.length or 0) >= FIXED_TEXT_CHARS[s.name]
+            return _D.NON_LOSSY if fits else _D.REFUSED
+        return _D.NON_LOSSY  # TEXT types: every text fits
     if (s.name == "binary" and t.name in FIXED_BINARY and s.charset == "binary"
             and s.length == FIXED_BINARY[t.name]):
         return _D.IDENTICAL
@@ -310,6 +319,8 @@ def converter(source: SqlType, target: SqlType, mode: Mode) -> Converter:
     source = as_logged(source, target)
     src = adopt_charset(resolve_source(source, mode), target)
     group = src.group
+    if src.name in FIXED_BINARY and target.group == STRING:
+        return conv.fixed_text(src.name)
     if src.name in FIXED_BINARY or target.name in FIXED_BINARY:  # identical only: bytes
         return conv.identity
     if group == INTEGER:

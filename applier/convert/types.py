@@ -26,6 +26,8 @@ OTHER = "other"  # json geometry (and anything unknown)
 # swapped storage order never reaches the binlog). Their group is OTHER (the reconciler
 # reads them as bytes); decide.py matches them by name.
 FIXED_BINARY: dict[str, int] = {"uuid": 16, "inet6": 16, "inet4": 4}
+# Longest text of each (CAST(x AS CHAR)): UUID 36, INET6 39 (eight groups of 4), INET4 15.
+FIXED_TEXT_CHARS: dict[str, int] = {"uuid": 36, "inet6": 39, "inet4": 15}
 
 # Integer types: name -> storage bytes (WL#5151 range table: signed -2^(8n-1)..2^(8n-1)-1,
 # unsigned 0..2^(8n)-1).
@@ -349,12 +351,13 @@ def adopt_charset(source: SqlType, target: SqlType) -> SqlType:
 
 
 def as_logged(source: SqlType, target: SqlType) -> SqlType:
-    """A UUID/INET6/INET4 source type (known only from the source's information_schema:
-    `applier check`, the reconciler) into any other type, as the table map shows it to the
-    applier: BINARY(N) of its storage size. So those decide and convert as the applier
-    does. Any other type is returned unchanged."""
+    """A UUID/INET6/INET4 source type (known from the source's information_schema) into
+    a type other than itself or a string, as the table map shows it: BINARY(N) of its
+    storage size. So `applier check` and the reconciler decide and convert as the applier
+    does. Into a string the declared type stays (its text is written). Any other type is
+    returned unchanged."""
     size = FIXED_BINARY.get(source.name)
-    if size is None or target.name == source.name:
+    if size is None or target.name == source.name or target.group == STRING:
         return source
     return SqlType("binary", length=size, charset="binary", collation="binary",
                    max_bytes=size)

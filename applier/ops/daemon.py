@@ -125,7 +125,8 @@ class Daemon:
                                column_mapping=r.column_mapping,
                                idempotent=r.exec_mode.upper() == "IDEMPOTENT", ddl=r.ddl,
                                accept=table_filter(r.do_tables, r.ignore_tables),
-                               accept_db=database_filter(r.do_tables, r.ignore_tables))
+                               accept_db=database_filter(r.do_tables, r.ignore_tables),
+                               source=config.source)
 
     # -- signals ------------------------------------------------------------------------
     def _on_signal(self, signum, frame) -> None:

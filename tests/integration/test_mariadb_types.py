@@ -67,9 +67,14 @@ def test_reconcile_compares_uuid_inet6_inet4_columns(replica, tmp_path, spark):
                 "CREATE TABLE k (u UUID PRIMARY KEY, n INT)")
     rows = ", ".join(f"({n}, '{u}', '{i6}', '{i4}')"
                      for n, (u, i6, i4) in enumerate(zip(UUIDS, INET6, INET4, strict=True)))
+    replica.tgt("CREATE TABLE c (id INT PRIMARY KEY, u CHAR(36), i6 VARCHAR(40))")
+    replica.src("CREATE TABLE c (id INT PRIMARY KEY, u UUID, i6 INET6)")  # kept: exists
     replica.src(f"INSERT INTO t VALUES {rows}",
-                "INSERT INTO k VALUES " + ", ".join(f"('{u}', 1)" for u in UUIDS))
-    assert replica.catch_up(ddl="apply") == ExitStatus.OK, replica.last_error
+                "INSERT INTO k VALUES " + ", ".join(f"('{u}', 1)" for u in UUIDS),
+                "INSERT INTO c VALUES " + ", ".join(
+                    f"({n}, '{UUIDS[n % 4]}', '{a}')" for n, a in enumerate(TRICKY_INET6)))
+    assert replica.catch_up(ddl="apply", type_conversions="ALL_NON_LOSSY") == \
+        ExitStatus.OK, replica.last_error
     config = _config_file(replica, tmp_path)
     code, report, _, output = _reconcile(config)
     assert code == 0 and report["consistent"], (output, report)
@@ -78,7 +83,7 @@ def test_reconcile_compares_uuid_inet6_inet4_columns(replica, tmp_path, spark):
     code, report, _, output = _reconcile(config)
     found = {t["table"].split(".", 1)[1]: (t["mismatched"], t["missing_on_replica"])
              for t in report["tables"]}
-    assert code == 1 and found == {"t": (1, 0), "k": (0, 1)}, (output, report)
+    assert code == 1 and found == {"t": (1, 0), "k": (0, 1), "c": (0, 0)}, (output, report)
 
 
 def test_check_decides_as_the_applier_does_and_uuid_into_binary_gets_its_bytes(replica,
@@ -101,3 +106,29 @@ def test_check_decides_as_the_applier_does_and_uuid_into_binary_gets_its_bytes(r
     assert replica.rows("SELECT CAST(u AS CHAR), HEX(b), HEX(i) FROM t") == \
         replica.src_rows("SELECT CAST(u AS CHAR), HEX(CAST(b AS BINARY)),"
                          " HEX(CAST(i AS BINARY)) FROM t")
+
+
+TRICKY_INET6 = ("::", "::1", "::2", "::0.0.0.2", "::ffff:0:0", "::ffff:1.2.3.4", "1::",
+                "1:0:2:3:4:5:6:7", "1:0:0:2:0:0:0:3", "1:0:0:2:0:0:3:4", "0:0:1::",
+                "::1:0:0:0:0", "0:0:0:0:0:1:0:0", "::fffe:1.2.3.4", "::1:ffff:1.2.3.4",
+                "fe80::abcd:ef01:2345:6789", "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff",
+                "2001:db8:0:0:1:0:0:1", "0:1:0:1:0:1:0:1", "64:ff9b::192.0.2.33")
+
+
+def test_into_char_and_varchar_as_mariadbs_text(replica):
+    replica.src("CREATE TABLE t (id INT PRIMARY KEY, u UUID, i6 INET6, i4 INET4)")
+    replica.tgt("CREATE TABLE t (id INT PRIMARY KEY, u CHAR(36) CHARACTER SET latin1,"
+                " i6 VARCHAR(39), i4 VARCHAR(20))")
+    rows = [f"({n}, '{UUIDS[n % 4]}', '{a}', '{INET4[n % 4]}')"
+            for n, a in enumerate(TRICKY_INET6)]
+    replica.src(f"INSERT INTO t VALUES {', '.join(rows)}, (99, NULL, NULL, NULL)")
+    assert replica.catch_up() == ExitStatus.REPLICATION_STOPPED  # non-lossy: not allowed
+    assert "cannot be converted from type 'uuid' to type 'char(36)'" in replica.last_error
+    replica.src(f"UPDATE t SET i6 = '::ffff:9.8.7.6', u = '{UUIDS[1]}' WHERE id = 3",
+                "DELETE FROM t WHERE id = 4")
+    assert replica.catch_up(type_conversions="ALL_NON_LOSSY") == ExitStatus.OK, \
+        replica.last_error
+    sql = "SELECT id, CAST(u AS CHAR), CAST(i6 AS CHAR), CAST(i4 AS CHAR) FROM t ORDER BY id"
+    source = replica.src_rows(sql)
+    assert len(source) == len(TRICKY_INET6)
+    assert replica.rows(sql) == source

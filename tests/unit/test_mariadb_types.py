@@ -47,15 +47,52 @@ def test_these_types_from_information_schema_decide_as_the_table_map_shows_them(
     # `applier check` and the reconciler read the source's type; the applier sees BINARY(N)
     both = Mode.parse("ALL_LOSSY,ALL_NON_LOSSY")
     for name, size in (("uuid", 16), ("inet6", 16), ("inet4", 4)):
-        for target in (binary(16), binary(4), binary(20, "varbinary"), column("inet6"),
-                       SqlType("varchar", length=64, charset="utf8mb4", max_bytes=256)):
+        for target in (binary(16), binary(4), binary(20, "varbinary"), column("inet6")):
             assert classify(column(name), target, both) is \
                 classify(binary(size), target, both), (name, target)
         assert converter(column(name), binary(size + 2), both)(b"\x01" * size) == \
             b"\x01" * size + b"\x00\x00"
     assert classify(column("uuid"), binary(16), Mode()) is Decision.IDENTICAL
-    assert classify(column("uuid"), SqlType("char", length=36, charset="latin1",
-                                            max_bytes=36), both) is Decision.REFUSED
+
+
+def text_type(name, n=None, cs="utf8mb4"):
+    return SqlType(name, length=n, charset=cs, max_bytes=None if n is None else n * 4)
+
+
+@pytest.mark.parametrize("name,longest", [("uuid", 36), ("inet6", 39), ("inet4", 15)])
+def test_into_strings_non_lossy_where_the_longest_text_fits_else_refused(name, longest):
+    for mode in MODES:
+        for t in (text_type("char", longest), text_type("varchar", longest + 5),
+                  text_type("text", 65535), text_type("tinytext", 255, "latin1")):
+            expected = Decision.NON_LOSSY if mode.all_non_lossy else Decision.REFUSED
+            assert classify(column(name), t, mode) is expected, (t, mode)
+        for t in (text_type("char", longest - 1), text_type("varchar", longest - 1)):
+            assert classify(column(name), t, mode) is Decision.REFUSED
+    # the table map's BINARY(N) alone into a string: refused (no type to tell the text)
+    assert classify(binary(FIXED[name]), text_type("varchar", 64), MODES[3]) is \
+        Decision.REFUSED
+
+
+FIXED = {"uuid": 16, "inet6": 16, "inet4": 4}
+
+
+@pytest.mark.parametrize("name,text", [
+    ("uuid", "123e4567-e89b-12d3-a456-426614174000"),
+    ("uuid", "00000000-0000-0000-0000-000000000000"),
+    ("inet4", "10.1.2.3"), ("inet4", "255.255.255.255"), ("inet4", "0.0.0.0"),
+    ("inet6", "::"), ("inet6", "::1"), ("inet6", "2001:db8::1"), ("inet6", "1::"),
+    ("inet6", "::ffff:1.2.3.4"), ("inet6", "::1.2.3.4"), ("inet6", "1::2:3:4:5:6:7"),
+    ("inet6", "1:0:0:2::3"), ("inet6", "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff"),
+])
+def test_text_of_the_bytes(name, text):
+    import ipaddress
+    import uuid
+
+    raw = {"uuid": lambda: uuid.UUID(text).bytes,
+           "inet4": lambda: ipaddress.IPv4Address(text).packed,
+           "inet6": lambda: ipaddress.IPv6Address(text).packed}[name]()
+    fn = converter(column(name), text_type("varchar", 40), MODES[2])
+    assert fn(raw) == text and fn(None) is None
 
 
 def test_refusal_texts_name_the_character_sets_that_decided_it():
