@@ -29,6 +29,7 @@ from reconcile import (
     sqldigest,
 )
 from reconcile.compare import diff_rows, differing_chunks
+from reconcile.objects import compared_objects
 from reconcile.plan import SOURCE, TARGET, TablePlan, build_plan
 from reconcile.progress import Progress
 from reconcile.session import LazySpark, spark_session  # noqa: F401 - tests start theirs with it
@@ -61,8 +62,8 @@ def select_tables(conn, config: Config, only: tuple[str, ...] | None
     any."""
     rep = config.replication
     replicated = table_filter(rep.do_tables, rep.ignore_tables)
-    tables = [(s, t) for s, t in list_tables(conn, replicated)
-              if f"{s}.{t}" != rep.checkpoint_table]
+    found = sorted(list_tables(conn, replicated) + compared_objects(conn, replicated))
+    tables = [(s, t) for s, t in found if f"{s}.{t}" != rep.checkpoint_table]
     patterns = only or config.reconcile.tables
     if not patterns:
         return tables, []

@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from applier.apply import sqlmode
+from applier.apply import sequences, sqlmode
 from applier.apply.checkpoint import Checkpoint
 from applier.apply.ddlpolicy import DdlPolicy
 from applier.apply.lookup import quote
@@ -69,6 +69,7 @@ class StatementApplier:
         """Apply one statement; True when the target's definitions may have changed."""
         source = stmt.session.flavor == "mariadb" if stmt.session else None
         info = classify_statement(stmt.sql, stmt.schema, self.dialect(stmt), source)
+        info = sequences.as_ddl(info, stmt.sql, stmt.schema, self.dialect(stmt))
         if info.kind == DML:
             raise ReplicationStopped(
                 f"Statement-based DML at {end} cannot be applied to a target whose tables "
@@ -134,6 +135,9 @@ class StatementApplier:
             names = [n for n, ok in zip(info.tables, wanted, strict=True) if ok]
             return ("DROP TABLE " + ("IF EXISTS " if info.if_exists else "")
                     + ", ".join(_qualified(n) for n in names))
+        if info.action == "drop sequence":
+            return sequences.drop_text(
+                info, [n for n, ok in zip(info.tables, wanted, strict=True) if ok], quote)
         if info.action == "rename table":
             pairs = [(o, n) for o, n, ok in zip(info.tables, info.renamed_to, wanted,
                                                 strict=True) if ok]

@@ -10,12 +10,23 @@ savepoint, when fewer rows matched than were sent, so a missing row is named).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
-from applier.apply import batching, enumvalue, jsondiffsql, jsonsql, literals, sqlbuild, triggers
+from applier.apply import (
+    batching,
+    enumvalue,
+    jsondiffsql,
+    jsonsql,
+    literals,
+    sqlbuild,
+    triggers,
+    versioning,
+)
 from applier.apply.batching import BATCH_ROWS
 from applier.apply.checkpoint import Checkpoint
 from applier.apply.checks import SessionChecks
@@ -24,6 +35,7 @@ from applier.apply.ddlpolicy import DdlPolicy
 from applier.apply.inflight import InFlight
 from applier.apply.plans import TablePlan
 from applier.apply.schema import SchemaCache
+from applier.apply.sourcetypes import SourceTypes
 from applier.apply.target import PacketTooLarge, check_packet, error_code, max_packet, translate
 from applier.binlog.events import RowChange, Statement, Transaction
 from applier.convert.decide import Mode
@@ -57,6 +69,7 @@ class Options:
     # the source's column definitions the DDL policy knows (applier.apply.ddlpolicy): kept
     # by the daemon across reconnects, as its Options are
     source_definitions: dict = field(default_factory=dict, compare=False, hash=False)
+    source: Any = None  # the source's ServerConfig: asked for UUID/INET column types
 
 
 class TransactionApplier:
@@ -82,6 +95,8 @@ class TransactionApplier:
         # foreign key / unique checks per rows event's flags (after the statement in flight)
         self.checks = SessionChecks(self.inflight.drain)
         self._at: str | None = None  # the end of the transaction being applied
+        self.versioning = versioning.Versioning(conn)  # system-versioned target tables
+        self.source_types = SourceTypes(options.source)  # MariaDB UUID/INET declared types
 
     # -- planning ---------------------------------------------------------------------
     def mapping(self, table: SourceTable) -> TablePlan:
@@ -100,6 +115,9 @@ class TransactionApplier:
             found = self.schemas.triggers(target.schema, target.table)
             if found:
                 raise triggers.refusal(target.qualified, found, self._at)
+        table = self.source_types.declared(table, target, self.opt.column_mapping)
+        if cached is not None and cached.mapping.source is table:
+            return cached
         built = TablePlan(build_mapping(table, target, self.opt.mode,
                                         by=self.opt.column_mapping))
         self._plans[key] = built
@@ -145,6 +163,7 @@ class TransactionApplier:
                 self.mapping(table)
         applied = 0
         self.lookups = Counter()
+        self.versioning.forget_transaction()
         try:
             with self.conn.cursor() as cur:
                 for group in batching.groups(txn.changes):
@@ -183,8 +202,24 @@ class TransactionApplier:
         self.checks.reset(self.conn)
 
     def _rows(self, cur, group: list[RowChange], txn: Transaction) -> int:
-        kind = group[0].kind
         tp = self.mapping(group[0].table)
+        period = self.versioning.period(tp)
+        if period is None:
+            return self._rows_of(cur, tp, group, txn)
+        applied = 0  # each run of changes at the source's instant (apply/versioning.py)
+        try:
+            for stamp, run in versioning.runs(self.versioning.changes(period, group)):
+                self._sql(cur, f"SET timestamp = {stamp}")
+                applied += self._rows_of(cur, tp, run, txn)
+        except BaseException:
+            with contextlib.suppress(Exception):  # the session may be gone
+                cur.execute("SET timestamp = DEFAULT")
+            raise
+        self._sql(cur, "SET timestamp = DEFAULT")
+        return applied
+
+    def _rows_of(self, cur, tp, group: list[RowChange], txn: Transaction) -> int:
+        kind = group[0].kind
         event = {"insert": "Write_rows", "delete": "Delete_rows"}.get(kind, "Update_rows")
         self._doing = f"{event} event on table {tp.target.qualified}"
         self._target = tp.target

@@ -10,6 +10,7 @@ from typing import Any
 from applier.convert import charsets
 from applier.convert.types import (
     BLOB_BYTES,
+    FIXED_BINARY,
     FRACTIONAL,
     INT_BYTES,
     TEMPORAL,
@@ -73,6 +74,8 @@ def target_type(row: dict[str, Any]) -> SqlType:
         return SqlType("geometry")
     if name == "vector":  # MySQL 9: vector(dimensions)
         return SqlType("vector", length=(_paren_numbers(ctype) or [None])[0])
+    if name in FIXED_BINARY:  # MariaDB's uuid/inet6/inet4: no length or charset columns
+        return SqlType(name, length=FIXED_BINARY[name], max_bytes=FIXED_BINARY[name])
     return SqlType(name)
 
 

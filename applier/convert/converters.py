@@ -236,6 +236,51 @@ def bit(source: SqlType, target: SqlType) -> Converter:
     return convert
 
 
+# --- MariaDB's UUID, INET6, INET4 as text -----------------------------------------------
+
+def fixed_text(name: str) -> Converter:
+    """The bytes of a UUID / INET6 / INET4 (text order, as the binlog holds them) -> the
+    text MariaDB gives for CAST(x AS CHAR)."""
+    fn = {"uuid": uuid_text, "inet6": inet6_text, "inet4": inet4_text}[name]
+    return lambda v: None if v is None else fn(bytes(v))
+
+
+def uuid_text(b: bytes) -> str:
+    h = b.hex()
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
+
+
+def inet4_text(b: bytes) -> str:
+    return ".".join(str(x) for x in b[:4])
+
+
+def inet6_text(b: bytes) -> str:
+    """MariaDB's (and MySQL's INET6_NTOA) text: lower-case hex groups, the first longest run
+    of zero groups (even a single one) as '::', and '::a.b.c.d' / '::ffff:a.b.c.d' for an
+    address whose first 6 groups are zero (5 and ffff)."""
+    words = [b[i] << 8 | b[i + 1] for i in range(0, 16, 2)]
+    gap_pos, gap_len, pos, length = -1, 0, -1, 0
+    for i, w in enumerate(words + [1]):  # a non-zero sentinel ends the last run
+        if w == 0:
+            pos, length = (pos, length + 1) if pos >= 0 else (i, 1)
+            continue
+        if pos >= 0 and length > gap_len:
+            gap_pos, gap_len = pos, length
+        pos, length = -1, 0
+    out, i = [], 0
+    while i < 8:
+        if i == gap_pos:
+            out.append("::" if i == 0 else ":")
+            i += gap_len
+            continue
+        if i == 6 and gap_pos == 0 and (gap_len == 6 or (gap_len == 5 and words[5] == 0xFFFF)):
+            out.append(inet4_text(b[12:16]))
+            break
+        out.append(f"{words[i]:x}" + (":" if i < 7 else ""))
+        i += 1
+    return "".join(out)
+
+
 # --- enum, set --------------------------------------------------------------------------
 
 def enumset(source: SqlType, target: SqlType) -> Converter:

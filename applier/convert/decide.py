@@ -38,10 +38,13 @@ from applier.convert.types import (
     BIT,
     DECIMAL,
     ENUMSET,
+    FIXED_BINARY,
+    FIXED_TEXT_CHARS,
     INTEGER,
     STRING,
     SqlType,
     adopt_charset,
+    as_logged,
     enumset_capacity,
     int_range,
 )
@@ -119,6 +122,22 @@ def refusal_reason(source: SqlType, target: SqlType, mode: Mode) -> str:
     return "no conversion exists between these types"
 
 
+def type_texts(source: SqlType, target: SqlType, mode: Mode) -> tuple[str, str]:
+    """Both types in MySQL's words for a refusal message, with their character sets when
+    those differ ('varchar(10) CHARACTER SET latin1' to 'varchar(10) CHARACTER SET
+    utf8mb4'): the charset then decides the conversion, and 'varchar(10)' to 'varchar(10)'
+    would not say why. The source as classify() sees it (signedness resolved)."""
+    src = resolve_source(source, mode)
+    texts = src.sql(), target.sql()
+    charset_groups = (STRING, ENUMSET)
+    if (src.group in charset_groups and target.group in charset_groups
+            and None not in (src.charset, target.charset)
+            and charsets.normalize(src.charset) != charsets.normalize(target.charset)):
+        return (f"{texts[0]} CHARACTER SET {src.charset}",
+                f"{texts[1]} CHARACTER SET {target.charset}")
+    return texts
+
+
 def natural_class(source: SqlType, target: SqlType, mode: Mode) -> Decision:
     """The conversion's class whatever the mode allows (REFUSED = impossible).
 
@@ -127,8 +146,10 @@ def natural_class(source: SqlType, target: SqlType, mode: Mode) -> Decision:
     tell and assumes the same). Conversions exist only inside one group; temporal types
     (a different fsp is a different type), json, geometry and unknown types convert to
     nothing but the identical type."""
-    src = adopt_charset(resolve_source(source, mode), target)
+    src = adopt_charset(resolve_source(as_logged(source, target), mode), target)
     group = src.group
+    if src.name in FIXED_BINARY or target.name in FIXED_BINARY:
+        return _mariadb_fixed(src, target)
     if group != target.group or group not in _CLASSIFIERS:
         return _D.IDENTICAL if src.identity == target.identity else _D.REFUSED
     return _CLASSIFIERS[group](src, target)
@@ -242,6 +263,30 @@ def _enumset(s: SqlType, t: SqlType) -> Decision:
     return _D.NON_LOSSY if enumset_capacity(t) >= enumset_capacity(s) else _D.LOSSY
 
 
+def _mariadb_fixed(s: SqlType, t: SqlType) -> Decision:
+    """MariaDB's UUID, INET6 and INET4. The source's table map shows such a column as
+    BINARY(16) / BINARY(16) / BINARY(4) of the binary charset, its value the bytes in text
+    order, and the target server reads any such bytes as a value of its type (no byte
+    string is invalid): BINARY(N) into the type of N storage bytes is the identical type.
+    Any other pair is refused (VARBINARY, other lengths). A source of these types into
+    another type is classified as the BINARY(N) the table map shows (types.as_logged),
+    but into CHAR/VARCHAR (when the source's declared type is known: the applier asks the
+    source, apply/sourcetypes.py): non-lossy where its longest text fits, else refused;
+    into TEXT types non-lossy (every text fits).
+    """
+    if s.name == t.name:
+        return _D.IDENTICAL
+    if s.name in FIXED_BINARY and t.group == STRING:  # its text, as CAST(x AS CHAR)
+        if t.name in ("char", "varchar"):
+            fits = (t.length or 0) >= FIXED_TEXT_CHARS[s.name]
+            return _D.NON_LOSSY if fits else _D.REFUSED
+        return _D.NON_LOSSY  # TEXT types: every text fits
+    if (s.name == "binary" and t.name in FIXED_BINARY and s.charset == "binary"
+            and s.length == FIXED_BINARY[t.name]):
+        return _D.IDENTICAL
+    return _D.REFUSED
+
+
 _CLASSIFIERS: dict[str, Callable[[SqlType, SqlType], Decision]] = {
     INTEGER: _integer, DECIMAL: _decimal, STRING: _string, BINARY: _binary, BIT: _bit,
     ENUMSET: _enumset,
@@ -271,8 +316,13 @@ def converter(source: SqlType, target: SqlType, mode: Mode) -> Converter:
     if decision is _D.REFUSED:
         raise ValueError(f"conversion from '{source.sql()}' to '{target.sql()}' is "
                          f"refused under type_conversions={str(mode)!r}")
+    source = as_logged(source, target)
     src = adopt_charset(resolve_source(source, mode), target)
     group = src.group
+    if src.name in FIXED_BINARY and target.group == STRING:
+        return conv.fixed_text(src.name)
+    if src.name in FIXED_BINARY or target.name in FIXED_BINARY:  # identical only: bytes
+        return conv.identity
     if group == INTEGER:
         reinterpret = source.unsigned is None and bool(src.unsigned)
         if src.identity == target.identity and not reinterpret:

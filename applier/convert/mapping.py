@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from applier.convert.converters import identity
-from applier.convert.decide import Converter, Decision, Mode, classify, converter, resolve_source
+from applier.convert.decide import Converter, Decision, Mode, classify, converter, type_texts
 from applier.convert.types import Column, SourceTable, TargetTable
 from applier.errors import ConfigError, ConversionRefused
 
@@ -121,12 +121,11 @@ def build_mapping(source: SourceTable, target: TargetTable, mode: Mode, *,
         if is_generated(tcol):
             generated.append(scol)
             continue
-        stype = resolve_source(scol.type, mode)
         decision = classify(scol.type, tcol.type, mode)
         if decision is Decision.REFUSED:
             if strict:
                 raise ConversionRefused(source.qualified, scol.index, scol.name,
-                                        stype.sql(), tcol.type.sql())
+                                        *type_texts(scol.type, tcol.type, mode))
             fn: Converter = _refused
         else:
             fn = converter(scol.type, tcol.type, mode)

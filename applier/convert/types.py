@@ -20,6 +20,14 @@ BIT = "bit"
 ENUMSET = "enumset"  # enum set
 TEMPORAL = "temporal"  # date time datetime timestamp year
 OTHER = "other"  # json geometry vector (and anything unknown)
+# MariaDB's fixed-size binary types: name -> storage bytes. The table map shows them as
+# BINARY(N) of the binary charset (MariaDB 10.11 binlogs them as such: no type name), and
+# the row image holds the bytes in their text order (what CAST(x AS BINARY) gives; UUID's
+# swapped storage order never reaches the binlog). Their group is OTHER (the reconciler
+# reads them as bytes); decide.py matches them by name.
+FIXED_BINARY: dict[str, int] = {"uuid": 16, "inet6": 16, "inet4": 4}
+# Longest text of each (CAST(x AS CHAR)): UUID 36, INET6 39 (eight groups of 4), INET4 15.
+FIXED_TEXT_CHARS: dict[str, int] = {"uuid": 36, "inet6": 39, "inet4": 15}
 
 # Integer types: name -> storage bytes (WL#5151 range table: signed -2^(8n-1)..2^(8n-1)-1,
 # unsigned 0..2^(8n)-1).
@@ -62,7 +70,8 @@ class SqlType:
       'bigint', 'decimal', 'float', 'double', 'char', 'varchar', 'tinytext', 'text',
       'mediumtext', 'longtext', 'binary', 'varbinary', 'tinyblob', 'blob', 'mediumblob',
       'longblob', 'bit', 'enum', 'set', 'date', 'time', 'datetime', 'timestamp', 'year',
-      'json', 'geometry', 'vector' (MySQL 9; length: its dimensions).
+      'json', 'geometry', 'vector' (MySQL 9; length: its dimensions); MariaDB's 'uuid',
+      'inet6', 'inet4' (target side: the source's table map shows them as 'binary').
     unsigned: integer/decimal signedness; None when the table map carried no signedness.
     length: CHAR/VARCHAR: characters; BINARY/VARBINARY: bytes; TEXT/BLOB: max bytes
       (255, 65535, 16777215, 4294967295); BIT: bits (1..64). None where meaningless.
@@ -347,6 +356,19 @@ def adopt_charset(source: SqlType, target: SqlType) -> SqlType:
         length = source.max_bytes // charsets.mbmaxlen(target.charset)
     return replace(source, length=length, charset=target.charset,
                    collation=target.collation)
+
+
+def as_logged(source: SqlType, target: SqlType) -> SqlType:
+    """A UUID/INET6/INET4 source type (known from the source's information_schema) into
+    a type other than itself or a string, as the table map shows it: BINARY(N) of its
+    storage size. So `applier check` and the reconciler decide and convert as the applier
+    does. Into a string the declared type stays (its text is written). Any other type is
+    returned unchanged."""
+    size = FIXED_BINARY.get(source.name)
+    if size is None or target.name == source.name or target.group == STRING:
+        return source
+    return SqlType("binary", length=size, charset="binary", collation="binary",
+                   max_bytes=size)
 
 
 def enumset_pack_length(name: str, count: int) -> int:

@@ -126,7 +126,8 @@ class Daemon:
                                idempotent=r.exec_mode.upper() == "IDEMPOTENT", ddl=r.ddl,
                                target_triggers=r.target_triggers,
                                accept=table_filter(r.do_tables, r.ignore_tables),
-                               accept_db=database_filter(r.do_tables, r.ignore_tables))
+                               accept_db=database_filter(r.do_tables, r.ignore_tables),
+                               source=config.source)
 
     # -- signals ------------------------------------------------------------------------
     def _on_signal(self, signum, frame) -> None:
