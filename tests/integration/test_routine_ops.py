@@ -93,10 +93,12 @@ def test_target_restarted_while_a_statement_is_in_flight(sandbox, ops, sig):
     workload(ops, 6, 1)
     wait_for("the daemon to wait for our lock", lambda: waiting_thread(ops))
     stop_server(sandbox, "target", sig)
-    lock.close()
-    ops.wait_status("state reconnecting", lambda s: s["state"] == "reconnecting")
-    workload(ops, 7, 20)
-    sandbox.restart("target")
+    try:
+        lock.close()
+        ops.wait_status("state reconnecting", lambda s: s["state"] == "reconnecting")
+        workload(ops, 7, 20)
+    finally:
+        sandbox.restart("target")
     assert_exactly_once(ops, 26, pid)
     assert "retrying" in ops.log_text()
     _no_error_logged(ops)
