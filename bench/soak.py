@@ -308,7 +308,8 @@ def main() -> int:
             source_rows=len(src["t"]), replica_rows=len(dst["t"]),
             counter=(src["c"][0][1], dst["c"][0][1]),
             states_seen=monitor.states,
-            retries_logged=log_text.count("retrying in"),
+            retries_logged=[line[:220] for line in log_text.splitlines()
+                            if "retrying in" in line],
             problems=problems, result="PASS" if not problems else "FAIL")
     finally:
         if service.running_pid(state_dir) is not None:

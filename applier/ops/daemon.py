@@ -47,6 +47,7 @@ from applier.ops.statusfile import StatusFile
 log = logging.getLogger(__name__)
 
 
+APPLYING = "applying the transaction after the checkpoint"  # a phase (outage messages)
 HEARTBEAT = 30.0  # seconds between source heartbeats when idle (MySQL: slave_net_timeout/2)
 
 
@@ -199,7 +200,7 @@ class Daemon:
         code = getattr(exc, "code", 0) or error_code(exc.__cause__) or 0
         self.metrics.error(code)
         log.warning("%s; retrying in %.1f s (attempt %d, giving up %.0f s after the first"
-                    " failure)", exc, retry_state.upcoming_sleep, retry_state.attempt_number,
+                    " failure)", exc, retry_state.upcoming_sleep, self.outage.failures + 1,
                     self.reconnect_for)
         self._set_state("reconnecting")
 
@@ -245,9 +246,14 @@ class Daemon:
         try:
             self._connected(target)
         except readonly.ReadOnlyTarget as exc:
+            if not exc.server_text:  # check_at_start's own: explained already
+                raise
             raise readonly.explain(target, self._target_name(), exc) from exc
         except (pymysql.err.MySQLError, OSError) as exc:
-            new = session_error(exc, self._phase)
+            phase = self._phase
+            if phase is APPLYING:
+                phase = f"{phase} {self.live.position}"
+            new = session_error(exc, phase)
             if isinstance(new, readonly.ReadOnlyTarget):
                 raise readonly.explain(target, self._target_name(), new) from exc
             if new is exc:
@@ -311,7 +317,7 @@ class Daemon:
                     self._heartbeat()
                     continue
                 self._in_apply = True
-                self._phase = f"applying the transaction ending at {txn.end}"
+                self._phase = APPLYING
                 self.live.applying_since = txn.timestamp or None
                 try:
                     rows = applier.apply(txn)
