@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -260,6 +261,7 @@ def main() -> int:
     sandbox = Sandbox(base, flavor=args.flavor, die_with_parent=True)
     info = sandbox.up(fresh=True)
     state_dir = base / "state"
+    shutil.rmtree(state_dir, ignore_errors=True)  # this run's log, status and pid only
     config = _config(info, _prepare(info), base)
     result: dict = {"flavor": args.flavor, "seconds": args.seconds, "rate": args.rate}
     try:

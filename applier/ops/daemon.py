@@ -200,7 +200,7 @@ class Daemon:
         code = getattr(exc, "code", 0) or error_code(exc.__cause__) or 0
         self.metrics.error(code)
         log.warning("%s; retrying in %.1f s (attempt %d, giving up %.0f s after the first"
-                    " failure)", exc, retry_state.upcoming_sleep, self.outage.failures + 1,
+                    " failure)", exc, retry_state.upcoming_sleep, self.outage.failures,
                     self.reconnect_for)
         self._set_state("reconnecting")
 
