@@ -321,10 +321,10 @@ class Daemon:
                 self.live.applying_since = txn.timestamp or None
                 try:
                     rows = applier.apply(txn)
-                finally:
+                finally:  # an error keeps the phase: the session's handler names it
                     self._in_apply = False
                     self.live.applying_since = None
-                    self._phase = "reading the source binlog"
+                self._phase = "reading the source binlog"
                 self._applied(txn, rows, applier.lookups)
                 if self.live.totals.transactions % every == 0:
                     log.info("applied %d transactions (%d rows), at %s, %s s behind source",
