@@ -1,7 +1,9 @@
 """Connections to the target (and plain connections to the source for metadata) with the
-session the applier needs, and translation of server errors into the applier's errors:
-transient ones are retried, every other server error stops replication (exit 3) with the
-server's code and message and what to do about it."""
+session the applier needs, and translation of server errors into the applier's errors by
+the one table of codes (applier.server_codes): an outage or a lock conflict is retried, a
+read-only target stops with the setting and the fix (applier.apply.readonly), every other
+server error stops replication (exit 3) with the server's code and message and what to do
+about it."""
 
 from __future__ import annotations
 
@@ -10,12 +12,20 @@ import logging
 import pymysql
 from pymysql.constants import CLIENT
 
+from applier.apply.readonly import ReadOnlyTarget
 from applier.apply.sqlmode import APPLY_SQL_MODE
 from applier.binlog.connfail import connect_failure
 from applier.binlog.sqltext import version_number
 from applier.config import ServerConfig
 from applier.errors import DuplicateKey, ReplicationStopped, TransientError
-from applier.server_codes import DUPLICATE_KEY, PACKET_TOO_LARGE, TRANSIENT, error_code
+from applier.server_codes import (
+    DUPLICATE_KEY,
+    OUTAGE,
+    PACKET_TOO_LARGE,
+    READ_ONLY,
+    TRANSIENT,
+    error_code,
+)
 from applier.server_codes import HINTS as _HINTS
 
 log = logging.getLogger(__name__)
@@ -82,17 +92,41 @@ class PacketTooLarge(ReplicationStopped):
 
 
 
+def is_outage(exc: BaseException) -> bool:
+    """A server lost or going away, or our connection to it lost or killed. pymysql raises
+    InterfaceError for a connection it already knows is gone; OSError is a socket's own."""
+    return (isinstance(exc, (pymysql.err.InterfaceError, OSError))
+            or error_code(exc) in OUTAGE)
+
+
 def is_transient(exc: BaseException) -> bool:
-    return isinstance(exc, pymysql.err.InterfaceError) or error_code(exc) in TRANSIENT
+    """Worth retrying: an outage, a deadlock or a lock wait timeout."""
+    return is_outage(exc) or error_code(exc) in TRANSIENT
+
+
+def session_error(exc: BaseException, phase: str) -> BaseException:
+    """A driver error outside the apply of a transaction (connecting, reading the
+    checkpoint, the target's definitions or the source's state): an outage ->
+    TransientError naming ``phase``, a read-only target -> ReadOnlyTarget; any other
+    error is returned as it is (not the server's weather: a bug or a real refusal)."""
+    if is_transient(exc):
+        return TransientError(f"{phase}: {exc}")
+    if error_code(exc) in READ_ONLY:
+        return ReadOnlyTarget.from_server(exc, phase)
+    return exc
 
 
 def translate(exc: BaseException, where: str, what: str = "") -> Exception:
-    """A pymysql error raised while applying -> TransientError (retried), DuplicateKey, or
-    ReplicationStopped with the server's code, its message and the fix. Anything else
-    (not a server error) is returned as it is."""
+    """A pymysql error raised while applying -> TransientError (retried), ReadOnlyTarget,
+    DuplicateKey, or ReplicationStopped with the server's code, its message and the fix.
+    Anything else (not a server error) is returned as it is."""
     code = error_code(exc)
     if is_transient(exc):
-        return TransientError(f"{where}: {exc}")
+        return TransientError(f"{what or 'applying the transaction'} at source position"
+                              f" {where}: {exc}")
+    if code in READ_ONLY:
+        return ReadOnlyTarget.from_server(exc, f"{what or 'applying the transaction'} at"
+                                               f" source position {where}")
     if code == DUPLICATE_KEY:
         return DuplicateKey(f"Could not execute Write_rows event: {exc.args[-1]}, "
                             f"Error_code: 1062; the event's source position {where}")

@@ -1,5 +1,14 @@
 """The applier loop: read whole transactions from the source, apply each with its
 checkpoint, retry what is transient, stop cleanly on a signal or an error needing a human.
+
+Every loss of a server is an outage, in every phase of a session (connecting, reading the
+checkpoint and the target's definitions, a statement in flight, the commit, the binlog
+stream): the session ends (the target rolls back what was not committed), the state is
+`reconnecting`, and a new session resumes at the committed checkpoint, with backoff, for
+``[daemon] reconnect_timeout`` seconds per outage. Which server error is an outage is
+decided by one table (applier.server_codes, through applier.apply.target). A read-only
+target is no outage: it stops (exit 3) with the setting and the fix
+(applier.apply.readonly).
 """
 
 from __future__ import annotations
@@ -14,10 +23,11 @@ from dataclasses import dataclass, field
 import pymysql
 from tenacity import RetryCallState, Retrying, retry_if_exception
 
+from applier.apply import readonly
 from applier.apply.checkpoint import Checkpoint, resume_point, starting_position
 from applier.apply.filters import database_filter, table_filter
 from applier.apply.lookup import LOOKUP_KINDS
-from applier.apply.target import connect, error_code, is_transient
+from applier.apply.target import connect, error_code, session_error
 from applier.apply.transaction import Options, Totals, TransactionApplier
 from applier.binlog.events import Position, Transaction
 from applier.binlog.stream import BinlogSource
@@ -37,6 +47,7 @@ from applier.ops.statusfile import StatusFile
 log = logging.getLogger(__name__)
 
 
+APPLYING = "applying the transaction after the checkpoint"  # a phase (outage messages)
 HEARTBEAT = 30.0  # seconds between source heartbeats when idle (MySQL: slave_net_timeout/2)
 
 
@@ -78,11 +89,21 @@ class Outage:
 class LiveState:
     state: str = "starting"
     position: Position | None = None
-    seconds_behind_source: int | None = None
+    seconds_behind_source: int | None = None  # of the last transaction applied
+    applying_since: int | None = None  # the source timestamp of the transaction in progress
     last_error_code: int = 0
     last_error: str = ""
     last_error_position: str = ""
     totals: Totals = field(default_factory=Totals)
+
+    def lag(self) -> int | None:
+        """Seconds behind the source as SHOW REPLICA STATUS counts them: now minus the
+        source timestamp of the transaction being applied (also while it waits on the
+        target, e.g. for a row lock), else the last applied transaction's lag."""
+        since = self.applying_since
+        if since:
+            return max(0, int(time.time()) - since)
+        return self.seconds_behind_source
 
     def as_status(self) -> dict:
         pos = self.position
@@ -91,7 +112,7 @@ class LiveState:
             "source_log_file": pos.log_file if pos else None,
             "source_log_pos": pos.log_pos if pos else None,
             "gtid_executed": pos.gtid if pos else None,
-            "seconds_behind_source": self.seconds_behind_source,
+            "seconds_behind_source": self.lag(),
             "last_error_code": self.last_error_code,
             "last_error": self.last_error,
             "last_error_position": self.last_error_position,
@@ -118,6 +139,8 @@ class Daemon:
         self._stopping = False
         self._in_apply = False
         self._replicated = False  # the source stream has sent events: outages are retried
+        self._phase = "connecting to the target"  # what the session does (outage messages)
+        self._lag_written: int | None = None  # the live lag last handed to the status file
         self.overlap = True  # read and decode in a thread while applying (bench: off to profile)
         r = config.replication
         self.checkpoint = Checkpoint(r.checkpoint_table, r.server_id, r.channel)
@@ -144,6 +167,8 @@ class Daemon:
     def run(self) -> ExitStatus:
         """Run until caught up (if asked), stopped, or stopped by an error."""
         self.metrics = Metrics(self.cfg.daemon.metrics_port, self.cfg.daemon.metrics_host)
+        self.metrics.follow_lag(lambda: self.live.lag() or 0)
+        self.status_file.follow(self._live_snapshot)
         retrying = Retrying(
             retry=retry_if_exception(self._worth_retrying),
             wait=self.outage.wait, stop=self.outage.stop, before_sleep=self._retrying,
@@ -177,7 +202,7 @@ class Daemon:
         code = getattr(exc, "code", 0) or error_code(exc.__cause__) or 0
         self.metrics.error(code)
         log.warning("%s; retrying in %.1f s (attempt %d, giving up %.0f s after the first"
-                    " failure)", exc, retry_state.upcoming_sleep, retry_state.attempt_number,
+                    " failure)", exc, retry_state.upcoming_sleep, self.outage.failures,
                     self.reconnect_for)
         self._set_state("reconnecting")
 
@@ -196,22 +221,69 @@ class Daemon:
         self.metrics.set_state(state)
         self.status_file.update(self.live.as_status(), now=True)
 
+    def _live_snapshot(self) -> dict | None:
+        """For the status file's timer: a new snapshot while a transaction is applied and
+        its lag (growing while it waits on the target) changed since the last one."""
+        if not self.live.applying_since:
+            return None
+        lag = self.live.lag()
+        if lag == self._lag_written:
+            return None
+        self._lag_written = lag
+        return self.live.as_status()
+
+    def _target_name(self) -> str:
+        t = self.cfg.target
+        return f"[target] {t.user}@{t.host}:{t.port}"
+
     def _session(self) -> None:
-        """One connected session: resume from the committed checkpoint and apply."""
+        """One connected session: resume from the committed checkpoint and apply. A
+        driver error escaping any phase is classified here (``session_error``): an outage
+        is retried by ``run``, a read-only target explained with its settings."""
         if self._stopping:
             raise StopRequested()
+        self._phase = "connecting to the target"
         target = connect(self.cfg.target, apply_session=True, autocommit=False,
                          section="target")
+        try:
+            self._connected(target)
+        except readonly.ReadOnlyTarget as exc:
+            if not exc.server_text:  # check_at_start's own: explained already
+                raise
+            raise readonly.explain(target, self._target_name(), exc) from exc
+        except (pymysql.err.MySQLError, OSError) as exc:
+            phase = self._phase
+            if phase is APPLYING:
+                phase = f"{phase} {self.live.position}"
+            new = session_error(exc, phase)
+            if isinstance(new, readonly.ReadOnlyTarget):
+                raise readonly.explain(target, self._target_name(), new) from exc
+            if new is exc:
+                raise
+            raise new from exc
+        finally:
+            target.close()
+
+    def _connected(self, target) -> None:
         source = None
         try:
+            self._phase = "reading the target's settings"
+            settings = readonly.check_at_start(target, self._target_name())
+            self._phase = "reading the checkpoint on the target"
             saved = self._saved_checkpoint(target)
+            if settings.get("read_only"):
+                log.info("the target has read_only = ON; the applier's user writes through"
+                         " it (CONNECTION_ADMIN or SUPER on MySQL, READ_ONLY ADMIN on"
+                         " MariaDB)")
             if saved is not None:
                 self.live.position = saved.position
                 self.live.totals.transactions = saved.transactions_applied
                 self.live.totals.rows = saved.rows_applied
             start = resume_point(saved, self.cfg.replication,
                                  blocking=not self.until_caught_up)
+            self._phase = "preparing the target session"
             applier = TransactionApplier(target, self.checkpoint, self.options, self.live.totals)
+            self._phase = "opening the source binlog"
             source = BinlogSource(self.cfg.source, server_id=self.cfg.replication.server_id,
                                   start=start, blocking=not self.until_caught_up,
                                   table_filter=self.options.accept,
@@ -225,22 +297,16 @@ class Daemon:
             if source is not None:
                 self._replicated = self._replicated or source.received
                 source.close()
-            target.close()
 
     def _saved_checkpoint(self, target):
-        """The committed checkpoint (recorded first on the very first start); a server
-        going away meanwhile (a target restarting) is an outage, retried."""
-        try:
-            self.checkpoint.ensure(target)
-            saved = self.checkpoint.load(target)
-            if saved is None:  # the first start: record where it starts, now
-                saved = self.checkpoint.record_start(target, *starting_position(
-                    self.cfg.source, self.cfg.replication.start))
-            return saved
-        except pymysql.err.MySQLError as exc:
-            if is_transient(exc):
-                raise TransientError(f"reading the checkpoint: {exc}") from exc
-            raise
+        """The committed checkpoint (recorded first on the very first start)."""
+        self.checkpoint.ensure(target)
+        saved = self.checkpoint.load(target)
+        if saved is None:  # the first start: record where it starts, now
+            self._phase = "reading the start position on the source"
+            saved = self.checkpoint.record_start(target, *starting_position(
+                self.cfg.source, self.cfg.replication.start))
+        return saved
 
     def _loop(self, source, applier: TransactionApplier) -> None:
         """Apply what the source yields, in order; with ``overlap`` a reader thread reads
@@ -253,10 +319,14 @@ class Daemon:
                     self._heartbeat()
                     continue
                 self._in_apply = True
+                self._phase = APPLYING
+                self.live.applying_since = txn.timestamp or None
                 try:
                     rows = applier.apply(txn)
-                finally:
+                finally:  # an error keeps the phase: the session's handler names it
                     self._in_apply = False
+                    self.live.applying_since = None
+                self._phase = "reading the source binlog"
                 self._applied(txn, rows, applier.lookups)
                 if self.live.totals.transactions % every == 0:
                     log.info("applied %d transactions (%d rows), at %s, %s s behind source",

@@ -48,8 +48,9 @@ class Metrics:
         self._states = Gauge("applier_state", "1 for the current state, 0 for the others",
                              ["state"], registry=r)
         self._lag = Gauge("applier_seconds_behind_source",
-                          "Seconds between the source's commit and our apply of the last"
-                          " transaction", registry=r)
+                          "Now minus the source timestamp of the transaction being applied"
+                          " (also while it waits on the target), else of the last one",
+                          registry=r)
         self._transactions = Counter("applier_transactions_applied",
                                      "Source transactions applied", registry=r)
         self._rows = Counter("applier_rows_applied", "Row changes applied", registry=r)
@@ -81,6 +82,12 @@ class Metrics:
     def set_lag(self, seconds: float) -> None:
         if self.enabled:
             self._lag.set(seconds)
+
+    def follow_lag(self, current) -> None:
+        """Read the lag from ``current()`` at every scrape (live while a transaction waits
+        on the target) instead of the values set after each transaction."""
+        if self.enabled:
+            self._lag.set_function(current)
 
     def lookup(self, kind: str, n: int = 1) -> None:
         if kind not in LOOKUP_KINDS:

@@ -5,9 +5,12 @@ The daemon hands over a snapshot after each transaction (`update`: a dict, no I/
 timer thread writes the latest snapshot when it differs from the one on disk. A state
 change (running, reconnecting, error, stopped) and the idle heartbeat are written at once
 (`update(..., now=True)`), and `close` writes what is pending, so the file always ends
-with the daemon's last state. ``applier status`` waits for the next write when the file
-is behind the committed checkpoint (`applier.ops.status`), so what it shows agrees with
-the metrics, which the daemon updates before handing over the snapshot.
+with the daemon's last state. Between updates the timer asks the daemon (`follow`) for a
+newer snapshot: while one transaction is applied for long (waiting for a row lock on the
+target) its growing seconds_behind_source reaches the file. ``applier status`` waits
+for the next write when the file is behind the committed checkpoint
+(`applier.ops.status`), so what it shows agrees with the metrics, which the daemon updates
+before handing over the snapshot.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ class StatusFile:
         self._wake = threading.Event()
         self._closed = False
         self._thread: threading.Thread | None = None
+        self._follow = None  # () -> a newer snapshot or None, asked by the timer
         self.writes = 0  # files written (tests count them)
 
     def update(self, snapshot: dict, *, now: bool = False) -> None:
@@ -43,7 +47,16 @@ class StatusFile:
         if now or self._closed:
             self.flush()
             return
-        if self._thread is None:
+        self._start()
+
+    def follow(self, newer) -> None:
+        """Between updates, every ``every`` seconds, write ``newer()`` when it returns a
+        snapshot (None: nothing new); called in the timer thread."""
+        self._follow = newer
+        self._start()
+
+    def _start(self) -> None:
+        if self._thread is None and not self._closed:
             self._thread = threading.Thread(target=self._run, name="status-file", daemon=True)
             self._thread.start()
 
@@ -73,4 +86,11 @@ class StatusFile:
     def _run(self) -> None:
         while not self._closed:
             self._wake.wait(self.every)
+            if self._follow is not None and not self._closed:
+                with self._swap:  # a snapshot handed over meanwhile is as new: it wins
+                    if self._pending is None:
+                        try:
+                            self._pending = self._follow()
+                        except Exception:  # noqa: BLE001 - the next update still writes
+                            log.debug("the live status snapshot failed", exc_info=True)
             self.flush()

@@ -16,7 +16,7 @@ import pymysql
 from applier.binlog.stream import source_status
 from applier.config import ServerConfig
 from applier.ops import service
-from applier.sandbox.servers import Sandbox, SandboxInfo
+from applier.sandbox.servers import Sandbox, SandboxInfo, pid_alive
 from tests.integration.harness import APPLIER, Replica, toml_config, wait_for
 
 PASSWORDS = {"source": "s3cr3t-SRC-9fQ2x", "target": "s3cr3t-TGT-4kZp7"}
@@ -25,7 +25,7 @@ GRANTS = {"source": "REPLICATION SLAVE, REPLICATION CLIENT, SELECT",
           "target": "ALL PRIVILEGES"}
 
 
-# -- helpers shared with test_reconnect ---------------------------------------------------
+# -- helpers shared with test_reconnect and test_routine_ops ------------------------------
 
 
 def start_sandbox(base: Path, flavor: str) -> tuple[Sandbox, SandboxInfo]:
@@ -170,3 +170,47 @@ class Ops:
                 self._admin(cfg, f"DROP DATABASE IF EXISTS `{self.schema}`")
             except pymysql.MySQLError:
                 pass
+
+
+# -- outages: a counted workload, servers stopped, the daemon's connections ---------------
+
+
+def workload(ops: Ops, first: int, count: int) -> None:
+    """``count`` transactions on the source, each a row with a new primary key (a repeat
+    would be refused) and the counter c.id = 1 plus 1 (its end value counts the applies)."""
+    statements = []
+    for i in range(first, first + count):
+        statements += ["BEGIN", f"INSERT INTO t VALUES ({i}, {i})",
+                       "UPDATE c SET v = v + 1 WHERE id = 1", "COMMIT"]
+    ops.replica.src(*statements)
+
+
+def assert_exactly_once(ops: Ops, total: int, pid: int | None = None) -> dict:
+    """Caught up, running, no error; every transaction applied once; the target's rows
+    are the source's. With ``pid``: the same daemon still runs."""
+    st = ops.caught_up(timeout=300)
+    assert st["state"] == "running" and st["last_error_code"] in (0, None), st
+    if pid is not None:
+        assert service.running_pid(ops.state_dir) == pid
+    r = ops.replica
+    assert r.rows("SELECT COUNT(*), MIN(id), MAX(id) FROM t") == [(total, 1, total)]
+    assert r.rows("SELECT v FROM c WHERE id = 1") == [(total,)]
+    assert r.rows("SELECT * FROM t ORDER BY id") == r.src_rows("SELECT * FROM t ORDER BY id")
+    return st
+
+
+def stop_server(sandbox: Sandbox, role: str, sig: int = signal.SIGKILL) -> None:
+    """Signal the sandbox server (SIGTERM: a clean shutdown, SIGKILL: a crash) and wait
+    until it has ended; ``sandbox.restart(role)`` starts it again on its port and datadir."""
+    pid = sandbox.info().servers[role].pid
+    os.kill(pid, sig)
+    wait_for(f"the {role} server (pid {pid}) to end", lambda: not pid_alive(pid), 120)
+
+
+def waiting_thread(ops: Ops, other_than: int = 0) -> int | None:
+    """The id of the daemon's target connection while its transaction waits for a lock."""
+    rows = ops.replica.rows(
+        "SELECT p.ID FROM information_schema.INNODB_TRX x JOIN information_schema.PROCESSLIST"
+        " p ON p.ID = x.trx_mysql_thread_id WHERE p.USER = 'tapp'"
+        f" AND x.trx_state = 'LOCK WAIT' AND p.ID <> {other_than}")
+    return rows[0][0] if rows else None

@@ -9,8 +9,6 @@ This module kills servers, so it runs on its OWN sandbox, never the session's se
 
 from __future__ import annotations
 
-import os
-import signal
 import subprocess
 
 import pymysql
@@ -18,9 +16,15 @@ import pytest
 
 from applier.errors import ExitStatus
 from applier.ops import service
-from applier.sandbox.servers import pid_alive
 from tests.integration.harness import APPLIER, wait_for
-from tests.integration.ops import Ops, start_sandbox
+from tests.integration.ops import (
+    Ops,
+    assert_exactly_once,
+    start_sandbox,
+    stop_server,
+    waiting_thread,
+    workload,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -49,93 +53,59 @@ def ops(sandbox, tmp_path):
     assert made.leaks() == []
 
 
-def _workload(ops: Ops, first: int, count: int) -> None:
-    """``count`` transactions: a row with a new primary key, and the counter + 1."""
-    statements = []
-    for i in range(first, first + count):
-        statements += ["BEGIN", f"INSERT INTO t VALUES ({i}, {i})",
-                       "UPDATE c SET v = v + 1 WHERE id = 1", "COMMIT"]
-    ops.replica.src(*statements)
-
-
-def _assert_exactly_once(ops: Ops, total: int) -> None:
-    st = ops.caught_up(timeout=300)
-    assert st["state"] == "running" and st["last_error_code"] in (0, None), st
-    r = ops.replica
-    assert r.rows("SELECT COUNT(*), MIN(id), MAX(id) FROM t") == [(total, 1, total)]
-    assert r.rows("SELECT v FROM c WHERE id = 1") == [(total,)]
-    assert r.rows("SELECT * FROM t ORDER BY id") == r.src_rows("SELECT * FROM t ORDER BY id")
-
-
-def _kill(sandbox, role: str) -> None:
-    """SIGKILL the sandbox server (started by this test process) and wait until it died."""
-    pid = sandbox.info().servers[role].pid
-    os.kill(pid, signal.SIGKILL)
-    wait_for(f"the {role} server (pid {pid}) to die", lambda: not pid_alive(pid), 60)
-
-
 def test_source_killed_while_idle_and_while_streaming(sandbox, ops):
     ops.start()
-    _workload(ops, 1, 50)
+    workload(ops, 1, 50)
     ops.caught_up()
-    _kill(sandbox, "source")  # the daemon waits for the source: idle
+    stop_server(sandbox, "source")  # the daemon waits for the source: idle
     ops.wait_status("state reconnecting", lambda s: s["state"] == "reconnecting")
     sandbox.restart("source")
-    _workload(ops, 51, 50)
-    _assert_exactly_once(ops, 100)
+    workload(ops, 51, 50)
+    assert_exactly_once(ops, 100)
     # killed again while the daemon streams a backlog of 1500 transactions
     ops.cli("stop")
-    _workload(ops, 101, 1500)
+    workload(ops, 101, 1500)
     ops.start()
     wait_for("the catch-up to begin",
              lambda: ops.replica.rows("SELECT COUNT(*) FROM t")[0][0] > 100)
-    _kill(sandbox, "source")
+    stop_server(sandbox, "source")
     sandbox.restart("source")
-    _workload(ops, 1601, 10)
-    _assert_exactly_once(ops, 1610)
+    workload(ops, 1601, 10)
+    assert_exactly_once(ops, 1610)
     assert "retrying" in ops.log_text()
 
 
 def test_target_killed_during_apply(sandbox, ops):
     ops.start()
-    _workload(ops, 1, 2000)
+    workload(ops, 1, 2000)
     wait_for("the apply to begin", lambda: ops.replica.rows("SELECT COUNT(*) FROM t")[0][0] > 0)
-    _kill(sandbox, "target")
+    stop_server(sandbox, "target")
     sandbox.restart("target")
-    _workload(ops, 2001, 10)
-    _assert_exactly_once(ops, 2010)
+    workload(ops, 2001, 10)
+    assert_exactly_once(ops, 2010)
     assert "retrying" in ops.log_text()
-
-
-def _waiting_thread(ops: Ops, other_than: int = 0) -> int | None:
-    """The id of the daemon's target connection while its transaction waits for a lock."""
-    rows = ops.replica.rows(
-        "SELECT p.ID FROM information_schema.INNODB_TRX x JOIN information_schema.PROCESSLIST"
-        " p ON p.ID = x.trx_mysql_thread_id WHERE p.USER = 'tapp'"
-        f" AND x.trx_state = 'LOCK WAIT' AND p.ID <> {other_than}")
-    return rows[0][0] if rows else None
 
 
 def test_target_connection_killed_inside_a_transaction(ops):
     """The daemon's insert is done and its counter update waits for our lock; its
     connection is killed: the whole transaction rolls back, the retry applies it once."""
     ops.start()
-    _workload(ops, 1, 5)
+    workload(ops, 1, 5)
     ops.caught_up()
     lock = pymysql.connect(**ops.root["target"].pymysql_kwargs(), database=ops.schema)
     try:
         with lock.cursor() as cur:
             cur.execute("SELECT * FROM c WHERE id = 1 FOR UPDATE")
-            _workload(ops, 6, 1)
-            thread = wait_for("the daemon to wait for our lock", lambda: _waiting_thread(ops))
+            workload(ops, 6, 1)
+            thread = wait_for("the daemon to wait for our lock", lambda: waiting_thread(ops))
             cur.execute(f"KILL CONNECTION {thread}")
             # the retry blocks on our lock again; the first attempt left nothing behind
-            wait_for("the retry to wait for our lock", lambda: _waiting_thread(ops, thread))
+            wait_for("the retry to wait for our lock", lambda: waiting_thread(ops, thread))
             assert ops.replica.rows("SELECT id FROM t WHERE id = 6") == []
     finally:
         lock.rollback()
         lock.close()
-    _assert_exactly_once(ops, 6)
+    assert_exactly_once(ops, 6)
     assert "retrying" in ops.log_text()
 
 
@@ -153,7 +123,7 @@ def test_deadlock_victim_rolls_back_and_retries(ops):
             ops.replica.src("BEGIN", "UPDATE c SET v = v + 1 WHERE id = 1",
                             "UPDATE c SET v = v + 1 WHERE id = 2", "COMMIT")
             wait_for("the daemon to wait for our lock on c.id = 2",
-                     lambda: _waiting_thread(ops))
+                     lambda: waiting_thread(ops))
             cur.execute("SELECT * FROM c WHERE id = 1 FOR UPDATE")  # closes the cycle
     finally:
         other.rollback()
@@ -166,7 +136,7 @@ def test_deadlock_victim_rolls_back_and_retries(ops):
 
 def test_gives_up_after_reconnect_timeout_with_exit_4(sandbox, ops):
     ops.write_config(reconnect_timeout=2)
-    _kill(sandbox, "source")
+    stop_server(sandbox, "source")
     try:
         run = subprocess.run([*APPLIER, "start", "--foreground", "--config",
                               str(ops.config_path)], capture_output=True, text=True, timeout=300)

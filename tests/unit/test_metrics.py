@@ -92,3 +92,14 @@ def test_disabled_is_a_no_op():
 def test_unknown_lookup_kind_is_a_programming_error():
     with pytest.raises(ValueError, match="primary_key"):
         Metrics(None).lookup("hash")
+
+
+def test_followed_lag_is_read_at_each_scrape():
+    lag = [3]
+    with Metrics(free_port()) as m:
+        m.follow_lag(lambda: lag[0])
+        m.transaction_applied(1, lag_seconds=1)
+        assert scrape(m)[("applier_seconds_behind_source", ())] == 3
+        lag[0] = 9
+        assert scrape(m)[("applier_seconds_behind_source", ())] == 9
+    Metrics(None).follow_lag(lambda: 1)  # disabled: a no-op
