@@ -156,8 +156,9 @@ class Assembler:
             rb = rowimage.parse_rows_body(ev.event_type, self._body(ev))
             rows = rowimage.decode_rows(rb, codecs)
         except rowimage.RowImageError as exc:
-            raise ReplicationStopped(f"cannot decode a row of '{table.qualified}' at "
-                                     f"{self.src.log_file}:{self.last_pos}: {exc}") from exc
+            raise ReplicationStopped(f"cannot decode a row of '{table.qualified}' in the "
+                                     f"{et.describe(ev.event_type)} {self._at(ev)}: {exc}"
+                                     ) from exc
         kind = rb.kind
         self.changes.extend([RowChange(kind, table, before, after) for before, after in rows])
 
