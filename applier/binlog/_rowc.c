@@ -316,6 +316,10 @@ static PyObject *image(Ctx *c, PyObject *cols, Py_ssize_t nbytes, Py_ssize_t *po
 }
 
 static int unpack_present(PyObject *present, PyObject **cols, Py_ssize_t *nbytes) {
+    if (!PyTuple_Check(present)) {
+        PyErr_SetString(PyExc_TypeError, "decode_rows: an image's columns are not a tuple");
+        return -1;
+    }
     if (!PyArg_ParseTuple(present, "O!n", &PyTuple_Type, cols, nbytes)) return -1;
     return 0;
 }
@@ -340,7 +344,13 @@ static PyObject *decode_rows(PyObject *self, PyObject *args) {
     c.specs = PyMem_Malloc(sizeof(Spec) * (c.ncols ? c.ncols : 1));
     if (!c.specs) return PyErr_NoMemory();
     for (Py_ssize_t i = 0; i < c.ncols; i++) {
-        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(specs, i), "iii", &c.specs[i].code,
+        PyObject *spec = PyTuple_GET_ITEM(specs, i);
+        if (!PyTuple_Check(spec)) {
+            PyMem_Free(c.specs);
+            PyErr_SetString(PyExc_TypeError, "decode_rows: a column spec is not a tuple");
+            return NULL;
+        }
+        if (!PyArg_ParseTuple(spec, "iii", &c.specs[i].code,
                               &c.specs[i].a, &c.specs[i].b)) {
             PyMem_Free(c.specs);
             return NULL;
