@@ -14,6 +14,7 @@ from __future__ import annotations
 import faulthandler
 import os
 import random
+import sys
 from types import SimpleNamespace as NS
 
 import pytest
@@ -45,7 +46,7 @@ def fuzz(examples: int):
 @pytest.fixture(autouse=True)
 def watchdog():
     """A test still running after this long hangs: dump every thread's stack and end."""
-    faulthandler.dump_traceback_later(120 * SCALE, exit=True)
+    faulthandler.dump_traceback_later(120 * SCALE, exit=True, file=sys.__stderr__)
     yield
     faulthandler.cancel_dump_traceback_later()
 
