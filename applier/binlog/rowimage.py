@@ -250,11 +250,17 @@ def _decimal(data: bytes, pos: int, c: ColumnCodec) -> tuple[Decimal, int]:
 
 def _frac(data: bytes, pos: int, fsp: int) -> tuple[int, int]:
     """Fractional seconds of DATETIME2/TIMESTAMP2 as microseconds."""
-    n = (fsp + 1) // 2
+    n = _frac_bytes(fsp)
     if not n:
         return 0, pos
     value = int.from_bytes(data[pos:pos + n], "big")
     return value * (100 ** (3 - n)), pos + n
+
+
+def _frac_bytes(fsp: int) -> int:
+    if not 0 <= fsp <= 6:
+        raise RowImageError(f"fractional seconds precision {fsp} (MySQL's are 0 to 6)")
+    return (fsp + 1) // 2
 
 
 def _fmt_frac(micro: int, fsp: int) -> str:
@@ -287,7 +293,7 @@ def _timestamp2(data: bytes, pos: int, c: ColumnCodec) -> tuple[str, int]:
 
 def _time2(data: bytes, pos: int, c: ColumnCodec) -> tuple[str, int]:
     """MySQL's my_time_packed_from_binary, then TIME_from_longlong_time_packed."""
-    fsp, n = c.fsp, (c.fsp + 1) // 2
+    fsp, n = c.fsp, _frac_bytes(c.fsp)
     if n == 3:
         packed = int.from_bytes(data[pos:pos + 6], "big") - 0x800000000000
     else:

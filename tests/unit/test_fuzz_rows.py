@@ -203,3 +203,13 @@ def test_a_malformed_rows_event_stops_replication_naming_the_event_and_position(
     assert "WRITE_ROWS_EVENT" in message and f"bin.000007:{500 - size}" in message
     assert "'db.t'" in message and "no column present" in message
     assert stop.value.exit_status == ExitStatus.REPLICATION_STOPPED == 3
+
+
+@pytest.mark.parametrize("code", [ri.TIME2, ri.DATETIME2, ri.TIMESTAMP2])
+def test_a_fractional_precision_over_6_is_a_row_image_error(code):
+    # found by scripts/fuzz-asan: TIME2 with fsp 7 raised TypeError out of the decoder
+    codecs = (C(code, fsp=7),)
+    rb = ri.RowsBody("insert", 1, 0, 1, b"\x01", None, b"\x00" + b"\x80" * 12)
+    with pytest.raises(ri.RowImageError, match="fractional seconds precision 7"):
+        python_rows(rb, codecs)
+    assert _outcome(ri.decode_rows, rb, codecs) == _outcome(python_rows, rb, codecs)
