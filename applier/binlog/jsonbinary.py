@@ -61,9 +61,10 @@ def json_text(raw: bytes) -> str:
 
 
 def _value(t: int, b: memoryview, pos: int, depth: int, budget: list[int]) -> Any:
-    """The value of type t at b[pos:]. `budget`: how many more container entries may be
-    read (at most one per byte: containers whose offsets point to the same values would
-    otherwise make a few bytes decode as a tree of billions of nodes)."""
+    """The value of type t at b[pos:]. `budget`: how many more container entries, key,
+    string and opaque bytes may be read (together at most the document's size, as in any
+    document MySQL writes: containers whose offsets point to the same values would
+    otherwise make a few bytes decode as a tree of billions of nodes or strings)."""
     if t in (SMALL_OBJECT, LARGE_OBJECT, SMALL_ARRAY, LARGE_ARRAY):
         if depth > _MAX_DEPTH:
             raise JsonBinaryError("nesting too deep")
@@ -82,9 +83,10 @@ def _value(t: int, b: memoryview, pos: int, depth: int, budget: list[int]) -> An
     if t == STRING:
         length, pos = _varlen(b, pos)
         _need(b, pos, length)
+        _spend(budget, length)
         return str(b[pos:pos + length], "utf-8")
     if t == OPAQUE:
-        return _opaque(b, pos)
+        return _opaque(b, pos, budget)
     raise JsonBinaryError(f"unknown value type {t:#x}")
 
 
@@ -98,10 +100,7 @@ def _container(t: int, b: memoryview, pos: int, depth: int, budget: list[int]) -
     header = 2 * w + count * ((w + 2 if is_object else 0) + 1 + w)
     if header > size:
         raise JsonBinaryError(f"container of {count} elements in {size} bytes")
-    budget[0] -= count
-    if budget[0] < 0:
-        raise JsonBinaryError("more values than the document's bytes hold (containers "
-                              "sharing their values)")
+    _spend(budget, count)
     base, p = pos, pos + 2 * w
     keys = []
     if is_object:
@@ -109,6 +108,7 @@ def _container(t: int, b: memoryview, pos: int, depth: int, budget: list[int]) -
             off = int.from_bytes(b[p:p + w], "little")
             klen = int.from_bytes(b[p + w:p + w + 2], "little")
             _need(b, base + off, klen)
+            _spend(budget, klen)
             keys.append(str(b[base + off:base + off + klen], "utf-8"))
             p += w + 2
     values = []
@@ -126,10 +126,11 @@ def _container(t: int, b: memoryview, pos: int, depth: int, budget: list[int]) -
     return dict(zip(keys, values, strict=True)) if is_object else values
 
 
-def _opaque(b: memoryview, pos: int) -> Any:
+def _opaque(b: memoryview, pos: int, budget: list[int]) -> Any:
     mysql_type = b[pos]
     length, pos = _varlen(b, pos + 1)
     _need(b, pos, length)
+    _spend(budget, length)
     data = bytes(b[pos:pos + length])
     if mysql_type == T_NEWDECIMAL:
         if len(data) < 2:
@@ -148,6 +149,13 @@ def _opaque(b: memoryview, pos: int) -> Any:
 def _need(b: memoryview, pos: int, n: int) -> None:
     if pos + n > len(b):
         raise JsonBinaryError(f"truncated at byte {pos} (needs {n} more of {len(b)})")
+
+
+def _spend(budget: list[int], n: int) -> None:
+    budget[0] -= n
+    if budget[0] < 0:
+        raise JsonBinaryError("more values than the document's bytes hold (containers "
+                              "sharing their values)")
 
 
 def _varlen(b: memoryview, pos: int) -> tuple[int, int]:
