@@ -37,8 +37,29 @@ static PyObject *rename_one(PyObject *image, PyObject *names) {
     if (!renamed) return NULL;
     Py_ssize_t pos = 0, size = PyDict_GET_SIZE(image);
     PyObject *key, *value;
+    Py_ssize_t count = PyTuple_GET_SIZE(names);
     while (PyDict_Next(image, &pos, &key, &value)) {
-        Py_INCREF(key);
+        if (PyLong_CheckExact(key)) { /* the common case: no Python code can run */
+            Py_ssize_t i = PyLong_AsSsize_t(key);
+            if (i == -1 && PyErr_Occurred()) {
+                if (PyErr_ExceptionMatches(PyExc_OverflowError)) {
+                    PyErr_SetString(PyExc_IndexError,
+                                    "cannot fit 'int' into an index-sized integer");
+                }
+                goto fail;
+            }
+            if (i < 0) i += count;
+            if (i < 0 || i >= count) {
+                PyErr_SetString(PyExc_IndexError, "tuple index out of range");
+                goto fail;
+            }
+            PyObject *name = PyTuple_GET_ITEM(names, i);
+            if (PyUnicode_CheckExact(name)) {
+                if (PyDict_SetItem(renamed, name, value)) goto fail;
+                continue;
+            }
+        }
+        Py_INCREF(key); /* a name or key of Python code: it may change what is walked */
         Py_INCREF(value);
         PyObject *name = name_of(names, key);
         int bad = !name || PyDict_SetItem(renamed, name, value);
