@@ -98,7 +98,8 @@ def _python_rename(images, names):
 @given(st.lists(st.dictionaries(st.one_of(st.integers(-6, 8), st.integers(),
                                           st.booleans()), st.integers(), max_size=6),
                 max_size=4),
-       st.lists(st.text(max_size=3), max_size=6).map(tuple))
+       st.lists(st.one_of(st.text(max_size=3), st.text(max_size=2).map(Tagged),
+                          st.integers(0, 3)), max_size=6).map(tuple))
 def test_compiled_renaming_equals_the_python_comprehension(images, names):
     assert _outcome(_rename.rename_images, images, names) == \
         _outcome(_python_rename, images, names)
