@@ -65,7 +65,7 @@ def _python_mogrify(args):
         literals._literals = saved
 
 
-@fuzz(1200)
+@fuzz(2000)
 @given(st.lists(values, max_size=6))
 def test_compiled_literals_equal_the_python_loop(args):
     assert _outcome(literals.mogrify, Conn(), "%s" * len(args), args) == _python_mogrify(args)
@@ -94,7 +94,7 @@ def _python_rename(images, names):
             for image in images]
 
 
-@fuzz(800)
+@fuzz(1200)
 @given(st.lists(st.dictionaries(st.one_of(st.integers(-6, 8), st.integers(),
                                           st.booleans()), st.integers(), max_size=6),
                 max_size=4),

@@ -56,7 +56,7 @@ def test_the_seeds_decode():
     assert all(_decode_json(raw) is not None for raw in SEEDS)
 
 
-@fuzz(1200)
+@fuzz(2000)
 @given(mutated(SEEDS))
 def test_binary_json_decodes_or_raises_its_error(raw):
     _decode_json(raw)
@@ -134,7 +134,7 @@ def diff_lists(draw):
     return bytes(data)
 
 
-@fuzz(500)
+@fuzz(1000)
 @given(diff_lists())
 def test_diff_lists_decode_or_raise_their_errors(data):
     try:

@@ -118,7 +118,7 @@ def rows_events(draw):
         tuple(codecs)
 
 
-@fuzz(1500)
+@fuzz(3000)
 @given(rows_events())
 def test_both_decoders_agree_and_raise_only_row_image_errors(event):
     rb, codecs = event
