@@ -59,6 +59,7 @@ static PyObject *quote(PyObject *s) {
 
 static PyObject *hex_literal(const char *p, Py_ssize_t n) {
     static const char digits[] = "0123456789abcdef";
+    if (n > (PY_SSIZE_T_MAX - 3) / 2) return PyErr_NoMemory();
     PyObject *out = PyUnicode_New(n * 2 + 3, 127);
     if (!out) return NULL;
     Py_UCS1 *o = PyUnicode_1BYTE_DATA(out);
@@ -82,7 +83,7 @@ static PyObject *literal(PyObject *v, PyObject *other) {
     }
     if (t == &PyLong_Type) return PyObject_Str(v);
     if (t == &PyBytes_Type) return hex_literal(PyBytes_AS_STRING(v), PyBytes_GET_SIZE(v));
-    if (t == &PyByteArray_Type)
+    if (t == &PyByteArray_Type) /* no Python code runs while it is read */
         return hex_literal(PyByteArray_AS_STRING(v), PyByteArray_GET_SIZE(v));
     if (t == &PyFloat_Type && isfinite(PyFloat_AS_DOUBLE(v))) {
         PyObject *r = PyObject_Repr(v);
@@ -107,13 +108,13 @@ static PyObject *literals(PyObject *self, PyObject *args) {
     PyObject *values, *other;
     (void)self;
     if (!PyArg_ParseTuple(args, "OO", &values, &other)) return NULL;
-    PyObject *seq = PySequence_Fast(values, "literals: arguments must be a sequence");
+    /* a tuple of its own: `other` (Python) may change a list of arguments as it runs */
+    PyObject *seq = PySequence_Tuple(values);
     if (!seq) return NULL;
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
-    PyObject **items = PySequence_Fast_ITEMS(seq);
+    Py_ssize_t n = PyTuple_GET_SIZE(seq);
     PyObject *out = PyTuple_New(n);
     for (Py_ssize_t i = 0; out && i < n; i++) {
-        PyObject *lit = literal(items[i], other);
+        PyObject *lit = literal(PyTuple_GET_ITEM(seq, i), other);
         if (!lit) {
             Py_CLEAR(out);
             break;

@@ -8,6 +8,12 @@
  * in Python, which gives the exact value or the exact error message.
  * tests/unit/test_rowc.py compares both decoders on every type.
  *
+ * It trusts none of its arguments: a spec outside what MySQL writes (an integer of 9
+ * bytes, DECIMAL(134), DATETIME2(40), a FLOAT of 5 bytes, an unknown code), a NULL bitmap
+ * shorter than its column list, a column index outside the specs, or a Python reader
+ * returning a position outside the event raises Fallback too; the Python path then
+ * decodes or raises RowImageError. The objects it walks are immutable (bytes, tuples).
+ *
  * decode_rows(data, kind, before, after, specs, readers) -> [(before|None, after|None)]
  *   kind     0 insert (one after image per row), 1 update (before, after), 2 delete
  *   before   (columns, null-bitmap bytes) of the first image; after: of the second
@@ -51,6 +57,29 @@ typedef struct {
 } Ctx;
 
 static const int DIG2BYTES[10] = {0, 1, 1, 2, 2, 3, 3, 4, 4, 4};
+#define MAX_PRECISION 65 /* MySQL's DECIMAL_MAX_PRECISION: the buffers below hold it */
+#define MAX_FSP 6
+
+/* Whether a spec is one this module decodes within its buffers (see the S_* codes). */
+static int spec_ok(const Spec *s) {
+    switch (s->code) {
+    case S_PY: case S_DATE: case S_YEAR:
+        return 1;
+    case S_INT:
+        return s->a >= 1 && s->a <= 8 && (s->b == 0 || s->b == 1);
+    case S_FLOAT:
+        return s->a == 4 || s->a == 8;
+    case S_DECIMAL:
+        return s->a >= 1 && s->a <= MAX_PRECISION && s->b >= 0 && s->b <= s->a;
+    case S_DATETIME2:
+        return s->a >= 0 && s->a <= MAX_FSP;
+    case S_UTF8: case S_LATIN1: case S_ASCII: case S_BYTES:
+        return s->a >= 1 && s->a <= 4;
+    case S_ENUMSET:
+        return s->a >= 1 && s->a <= 8;
+    }
+    return 0;
+}
 
 static int fallback(void) {
     PyErr_SetNone(Fallback);
@@ -167,7 +196,7 @@ static PyObject *value(Ctx *c, Py_ssize_t i, Py_ssize_t pos, Py_ssize_t *end) {
         }
     case S_DECIMAL: {
         int size = decimal_size(s->a, s->b);
-        if (left < size || size <= 0 || size > 60) break;
+        if (left < size || size <= 0 || size > 30) break; /* 65 digits: 30 bytes */
         *end = pos + size;
         return read_decimal(p, size, s->a, s->b);
     }
@@ -235,13 +264,18 @@ python: {
             Py_DECREF(v);
             return NULL;
         }
+        if (*end < pos || *end > c->len) { /* read past the event, or went back */
+            Py_DECREF(v);
+            fallback();
+            return NULL;
+        }
         return v;
     }
 }
 
 /* One image at *pos: {column index: value}. */
 static PyObject *image(Ctx *c, PyObject *cols, Py_ssize_t nbytes, Py_ssize_t *pos) {
-    if (c->len - *pos < nbytes) {
+    if (nbytes < 0 || nbytes < (PyTuple_GET_SIZE(cols) + 7) / 8 || c->len - *pos < nbytes) {
         fallback();
         return NULL;
     }
@@ -282,6 +316,10 @@ static PyObject *image(Ctx *c, PyObject *cols, Py_ssize_t nbytes, Py_ssize_t *po
 }
 
 static int unpack_present(PyObject *present, PyObject **cols, Py_ssize_t *nbytes) {
+    if (!PyTuple_Check(present)) {
+        PyErr_SetString(PyExc_TypeError, "decode_rows: an image's columns are not a tuple");
+        return -1;
+    }
     if (!PyArg_ParseTuple(present, "O!n", &PyTuple_Type, cols, nbytes)) return -1;
     return 0;
 }
@@ -306,15 +344,26 @@ static PyObject *decode_rows(PyObject *self, PyObject *args) {
     c.specs = PyMem_Malloc(sizeof(Spec) * (c.ncols ? c.ncols : 1));
     if (!c.specs) return PyErr_NoMemory();
     for (Py_ssize_t i = 0; i < c.ncols; i++) {
-        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(specs, i), "iii", &c.specs[i].code,
+        PyObject *spec = PyTuple_GET_ITEM(specs, i);
+        if (!PyTuple_Check(spec)) {
+            PyMem_Free(c.specs);
+            PyErr_SetString(PyExc_TypeError, "decode_rows: a column spec is not a tuple");
+            return NULL;
+        }
+        if (!PyArg_ParseTuple(spec, "iii", &c.specs[i].code,
                               &c.specs[i].a, &c.specs[i].b)) {
             PyMem_Free(c.specs);
             return NULL;
+        }
+        if (!spec_ok(&c.specs[i])) {
+            PyMem_Free(c.specs);
+            return fallback(), NULL;
         }
     }
     PyObject *out = PyList_New(0);
     Py_ssize_t pos = 0;
     while (out && pos < c.len) {
+        Py_ssize_t start = pos;
         PyObject *first = image(&c, bcols, bbytes, &pos), *second = NULL, *row;
         if (!first) goto fail;
         if (kind == 1) {
@@ -336,6 +385,10 @@ static PyObject *decode_rows(PyObject *self, PyObject *args) {
             goto fail;
         }
         Py_DECREF(row);
+        if (pos == start) { /* no column in any image, bytes left: the Python path says it */
+            fallback();
+            goto fail;
+        }
     }
     PyMem_Free(c.specs);
     return out;

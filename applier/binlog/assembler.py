@@ -184,8 +184,9 @@ class Assembler:
             rb = rowimage.parse_rows_body(ev.event_type, self._body(ev))
             rows = rowimage.decode_rows(rb, codecs)
         except rowimage.RowImageError as exc:
-            raise ReplicationStopped(f"cannot decode a row of '{table.qualified}' at "
-                                     f"{self.src.log_file}:{self.last_pos}: {exc}") from exc
+            raise ReplicationStopped(f"cannot decode a row of '{table.qualified}' in the "
+                                     f"{et.describe(ev.event_type)} {self._at(ev)}: {exc}"
+                                     ) from exc
         kind, checks_off = rb.kind, rb.flags & CHECK_FLAGS
         self.changes.extend([RowChange(kind, table, before, after, checks_off)
                              for before, after in rows])

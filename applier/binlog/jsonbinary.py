@@ -50,7 +50,7 @@ def decode_json(raw: bytes) -> JsonDoc:
     if not raw:
         return JsonDoc(None)
     try:
-        return JsonDoc(_value(raw[0], memoryview(raw), 1, 0))
+        return JsonDoc(_value(raw[0], memoryview(raw), 1, 0, [len(raw)]))
     except (IndexError, struct.error, UnicodeDecodeError, ValueError) as exc:
         raise JsonBinaryError(f"invalid binary JSON {bytes(raw[:32]).hex()}...: {exc}") from exc
 
@@ -60,11 +60,15 @@ def json_text(raw: bytes) -> str:
     return decode_json(raw).text
 
 
-def _value(t: int, b: memoryview, pos: int, depth: int) -> Any:
+def _value(t: int, b: memoryview, pos: int, depth: int, budget: list[int]) -> Any:
+    """The value of type t at b[pos:]. `budget`: how many more container entries, key,
+    string and opaque bytes may be read (together at most the document's size, as in any
+    document MySQL writes: containers whose offsets point to the same values would
+    otherwise make a few bytes decode as a tree of billions of nodes or strings)."""
     if t in (SMALL_OBJECT, LARGE_OBJECT, SMALL_ARRAY, LARGE_ARRAY):
         if depth > _MAX_DEPTH:
             raise JsonBinaryError("nesting too deep")
-        return _container(t, b, pos, depth + 1)
+        return _container(t, b, pos, depth + 1, budget)
     if t == LITERAL:
         if b[pos] not in _LITERALS:
             raise JsonBinaryError(f"unknown literal {b[pos]:#x}")
@@ -79,19 +83,24 @@ def _value(t: int, b: memoryview, pos: int, depth: int) -> Any:
     if t == STRING:
         length, pos = _varlen(b, pos)
         _need(b, pos, length)
+        _spend(budget, length)
         return str(b[pos:pos + length], "utf-8")
     if t == OPAQUE:
-        return _opaque(b, pos)
+        return _opaque(b, pos, budget)
     raise JsonBinaryError(f"unknown value type {t:#x}")
 
 
-def _container(t: int, b: memoryview, pos: int, depth: int) -> Any:
+def _container(t: int, b: memoryview, pos: int, depth: int, budget: list[int]) -> Any:
     large, is_object = t in (LARGE_OBJECT, LARGE_ARRAY), t in (SMALL_OBJECT, LARGE_OBJECT)
     w = 4 if large else 2
     _need(b, pos, 2 * w)
     count = int.from_bytes(b[pos:pos + w], "little")
     size = int.from_bytes(b[pos + w:pos + 2 * w], "little")
     _need(b, pos, size)
+    header = 2 * w + count * ((w + 2 if is_object else 0) + 1 + w)
+    if header > size:
+        raise JsonBinaryError(f"container of {count} elements in {size} bytes")
+    _spend(budget, count)
     base, p = pos, pos + 2 * w
     keys = []
     if is_object:
@@ -99,6 +108,7 @@ def _container(t: int, b: memoryview, pos: int, depth: int) -> Any:
             off = int.from_bytes(b[p:p + w], "little")
             klen = int.from_bytes(b[p + w:p + w + 2], "little")
             _need(b, base + off, klen)
+            _spend(budget, klen)
             keys.append(str(b[base + off:base + off + klen], "utf-8"))
             p += w + 2
     values = []
@@ -106,20 +116,21 @@ def _container(t: int, b: memoryview, pos: int, depth: int) -> Any:
         _need(b, p, 1 + w)
         vt = b[p]
         if vt == LITERAL or vt in (INT16, UINT16) or (large and vt in (INT32, UINT32)):
-            values.append(_value(vt, b, p + 1, depth))  # inline
+            values.append(_value(vt, b, p + 1, depth, budget))  # inline
         else:
             off = int.from_bytes(b[p + 1:p + 1 + w], "little")
             if off >= size:
                 raise JsonBinaryError(f"value offset {off} outside its container")
-            values.append(_value(vt, b, base + off, depth))
+            values.append(_value(vt, b, base + off, depth, budget))
         p += 1 + w
     return dict(zip(keys, values, strict=True)) if is_object else values
 
 
-def _opaque(b: memoryview, pos: int) -> Any:
+def _opaque(b: memoryview, pos: int, budget: list[int]) -> Any:
     mysql_type = b[pos]
     length, pos = _varlen(b, pos + 1)
     _need(b, pos, length)
+    _spend(budget, length)
     data = bytes(b[pos:pos + length])
     if mysql_type == T_NEWDECIMAL:
         if len(data) < 2:
@@ -138,6 +149,13 @@ def _opaque(b: memoryview, pos: int) -> Any:
 def _need(b: memoryview, pos: int, n: int) -> None:
     if pos + n > len(b):
         raise JsonBinaryError(f"truncated at byte {pos} (needs {n} more of {len(b)})")
+
+
+def _spend(budget: list[int], n: int) -> None:
+    budget[0] -= n
+    if budget[0] < 0:
+        raise JsonBinaryError("more values than the document's bytes hold (containers "
+                              "sharing their values)")
 
 
 def _varlen(b: memoryview, pos: int) -> tuple[int, int]:

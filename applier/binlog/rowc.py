@@ -15,6 +15,7 @@ from applier.binlog.coltypes import (
     FLOAT,
     INT_SIZES,
     LONG_BLOB,
+    MAX_ENUMSET_BYTES,
     MEDIUM_BLOB,
     NEWDATE,
     NEWDECIMAL,
@@ -60,7 +61,7 @@ def _c_spec(c: ColumnCodec) -> tuple[int, int, int]:
         return _C_DATETIME2, c.fsp, 0
     if t == YEAR:
         return _C_YEAR, 0, 0
-    if t in (ENUM, SET):
+    if t in (ENUM, SET) and (c.length_size or 1) <= MAX_ENUMSET_BYTES:
         return _C_ENUMSET, c.length_size or 1, 0
     if t in (VARCHAR, VAR_STRING, STRING):
         if t == STRING and c.charset == "binary":

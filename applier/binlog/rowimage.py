@@ -30,7 +30,6 @@ import datetime
 import functools
 import struct
 from collections.abc import Sequence
-from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
@@ -53,6 +52,7 @@ from applier.binlog.coltypes import (  # noqa: F401 (re-exported: rowimage.X nam
     LONG,
     LONG_BLOB,
     LONGLONG,
+    MAX_ENUMSET_BYTES,
     MEDIUM_BLOB,
     NEWDATE,
     NEWDECIMAL,
@@ -74,56 +74,21 @@ from applier.binlog.coltypes import (  # noqa: F401 (re-exported: rowimage.X nam
 )
 from applier.binlog.jsonbinary import decode_json
 from applier.binlog.jsondoc import JsonDoc
+from applier.binlog.rowsbody import (  # noqa: F401 (re-exported)
+    DELETE_V1,
+    DELETE_V2,
+    EVENT_KINDS,
+    PARTIAL_UPDATE,
+    UPDATE_V1,
+    UPDATE_V2,
+    WRITE_V1,
+    WRITE_V2,
+    RowsBody,
+    parse_rows_body,
+)
 from applier.binlog.textcodec import decode_text
 
-# Rows event type codes.
-WRITE_V1, UPDATE_V1, DELETE_V1 = 0x17, 0x18, 0x19
-WRITE_V2, UPDATE_V2, DELETE_V2 = 0x1E, 0x1F, 0x20
-PARTIAL_UPDATE = 0x27
-EVENT_KINDS = {WRITE_V1: "insert", WRITE_V2: "insert", UPDATE_V1: "update",
-               UPDATE_V2: "update", DELETE_V1: "delete", DELETE_V2: "delete",
-               PARTIAL_UPDATE: "update"}
-
-
-@dataclass(frozen=True)
-class RowsBody:
-    """The parsed header of a rows event body (after the 19-byte common header)."""
-
-    kind: str
-    table_id: int
-    flags: int
-    column_count: int
-    present: bytes  # columns-present bitmap (before image for updates)
-    present_after: bytes | None  # updates only
-    rows: bytes  # the row images
-    partial: bool = False  # PARTIAL_UPDATE_ROWS_EVENT: after images may hold JSON diffs
-
-
-# -- event framing ----------------------------------------------------------------------
-
-
-def parse_rows_body(event_type: int, body: bytes) -> RowsBody:
-    """Split a rows event body (post-header + payload, without checksum)."""
-    if event_type not in EVENT_KINDS:
-        raise RowImageError(f"event type {event_type:#x} is not a rows event")
-    table_id = int.from_bytes(body[0:6], "little")
-    flags = int.from_bytes(body[6:8], "little")
-    pos = 8
-    if event_type in (WRITE_V2, UPDATE_V2, DELETE_V2, PARTIAL_UPDATE):
-        extra_len = int.from_bytes(body[8:10], "little")  # includes its own two bytes
-        pos = 8 + extra_len
-    ncols, pos = _lenenc(body, pos)
-    nbytes = (ncols + 7) // 8
-    present = body[pos:pos + nbytes]
-    pos += nbytes
-    present_after = None
-    kind = EVENT_KINDS[event_type]
-    if kind == "update":
-        present_after = body[pos:pos + nbytes]
-        pos += nbytes
-    return RowsBody(kind, table_id, flags, ncols, present, present_after, body[pos:],
-                    event_type == PARTIAL_UPDATE)
-
+# -- event framing (applier.binlog.rowsbody, re-exported) ----------------------------
 
 def decode_rows(rb: RowsBody, codecs: Sequence[ColumnCodec]) -> list[tuple[dict | None,
                                                                           dict | None]]:
@@ -153,6 +118,7 @@ def _decode_rows(rb: RowsBody, codecs: tuple[ColumnCodec, ...], readers: tuple):
         if rb.kind == "update" else ()
     end = len(data)
     while pos < end:
+        start = pos
         first, pos = _image(data, pos, present, readers)
         if rb.kind == "insert":
             out.append((None, first))
@@ -164,7 +130,16 @@ def _decode_rows(rb: RowsBody, codecs: tuple[ColumnCodec, ...], readers: tuple):
                 after_readers, pos = _partial(data, pos, readers, codecs)
             after, pos = _image(data, pos, after_present, after_readers)
             out.append((first, after))
+        if pos == start:
+            raise RowImageError(_no_columns(end - pos))
     return out
+
+
+def _no_columns(left: int) -> str:
+    """A row of no bytes (no column present in its images: each image is an empty NULL
+    bitmap) cannot be followed by more bytes: the columns-present bitmap is corrupt."""
+    return (f"the rows event's images have no column present (all-zero columns-present "
+            f"bitmap) but {left} bytes of rows remain: the event is corrupt")
 
 
 def _partial(data: bytes, pos: int, readers: tuple, codecs) -> tuple[tuple, int]:
@@ -206,6 +181,9 @@ def _reader(c: ColumnCodec):
 @functools.lru_cache(maxsize=1024)
 def _present(bitmap: bytes, ncols: int) -> tuple[tuple[int, ...], int]:
     """The columns present in an image (its column bitmap) and its NULL bitmap's bytes."""
+    if len(bitmap) < (ncols + 7) // 8:
+        raise RowImageError(f"columns-present bitmap of {len(bitmap)} bytes for {ncols} "
+                            "columns")
     cols = tuple(i for i in range(ncols) if bitmap[i >> 3] & (1 << (i & 7)))
     return cols, (len(cols) + 7) // 8
 
@@ -214,7 +192,10 @@ def _image(data: bytes, pos: int, present, readers) -> tuple[dict[int, Any], int
     """decode_image with the event's column list and the table's readers resolved."""
     cols, nbytes = present
     nulls = data[pos:pos + nbytes]
+    if len(nulls) < nbytes:
+        raise RowImageError(f"row image truncated in its NULL bitmap at byte {pos}")
     pos += nbytes
+    size = len(data)
     image: dict[int, Any] = {}
     for n, i in enumerate(cols):
         if nulls[n >> 3] & (1 << (n & 7)):
@@ -224,6 +205,8 @@ def _image(data: bytes, pos: int, present, readers) -> tuple[dict[int, Any], int
             image[i], pos = readers[i](data, pos)
         except (IndexError, struct.error, ValueError) as exc:
             raise RowImageError(f"column {i}: {exc}") from exc
+        if pos > size:  # a fixed-size value cut short by the end of the event
+            raise RowImageError(f"column {i}: truncated value")
     return image, pos
 
 
@@ -267,11 +250,17 @@ def _decimal(data: bytes, pos: int, c: ColumnCodec) -> tuple[Decimal, int]:
 
 def _frac(data: bytes, pos: int, fsp: int) -> tuple[int, int]:
     """Fractional seconds of DATETIME2/TIMESTAMP2 as microseconds."""
-    n = (fsp + 1) // 2
+    n = _frac_bytes(fsp)
     if not n:
         return 0, pos
     value = int.from_bytes(data[pos:pos + n], "big")
     return value * (100 ** (3 - n)), pos + n
+
+
+def _frac_bytes(fsp: int) -> int:
+    if not 0 <= fsp <= 6:
+        raise RowImageError(f"fractional seconds precision {fsp} (MySQL's are 0 to 6)")
+    return (fsp + 1) // 2
 
 
 def _fmt_frac(micro: int, fsp: int) -> str:
@@ -304,7 +293,7 @@ def _timestamp2(data: bytes, pos: int, c: ColumnCodec) -> tuple[str, int]:
 
 def _time2(data: bytes, pos: int, c: ColumnCodec) -> tuple[str, int]:
     """MySQL's my_time_packed_from_binary, then TIME_from_longlong_time_packed."""
-    fsp, n = c.fsp, (c.fsp + 1) // 2
+    fsp, n = c.fsp, _frac_bytes(c.fsp)
     if n == 3:
         packed = int.from_bytes(data[pos:pos + 6], "big") - 0x800000000000
     else:
@@ -354,6 +343,10 @@ def _bit(data: bytes, pos: int, c: ColumnCodec) -> tuple[int, int]:
 
 def _enumset(data: bytes, pos: int, c: ColumnCodec) -> tuple[int, int]:
     n = c.length_size or 1
+    if n > MAX_ENUMSET_BYTES:  # MySQL writes 1-2 (ENUM), 1-4 or 8 (SET)
+        raise RowImageError(f"ENUM/SET column of {n} bytes (at most {MAX_ENUMSET_BYTES})")
+    if pos + n > len(data):
+        raise RowImageError("truncated value")
     return int.from_bytes(data[pos:pos + n], "little"), pos + n
 
 
@@ -395,12 +388,3 @@ _READERS = {
     GEOMETRY: _geometry, JSON: _json,
 }
 
-
-def _lenenc(b: bytes, pos: int) -> tuple[int, int]:
-    first = b[pos]
-    if first < 251:
-        return first, pos + 1
-    n = {252: 2, 253: 3, 254: 8}.get(first)
-    if n is None:
-        raise RowImageError(f"bad length-encoded integer {first}")
-    return int.from_bytes(b[pos + 1:pos + 1 + n], "little"), pos + 1 + n

@@ -4,40 +4,100 @@
  * comprehension there is the reference and the fallback, tests/unit/test_plans.py).
  *
  * rename_images(images, names) -> list of dicts; images: list of dicts keyed by int
- * column indexes; names: tuple of target names by source index. A key outside names
- * raises IndexError, as names[index] does in Python.
+ * column indexes; names: tuple of target names by source index. A key is looked up as
+ * names[key] is in Python (negative indexes count from the end; out of range raises
+ * IndexError, any other key type what tuple indexing raises).
+ *
+ * Python code may run inside the loop (a name's __hash__ or __eq__, a key's __index__):
+ * the list is re-read at each step, every object in use is held by a strong reference,
+ * and a dict that changes size while it is walked raises RuntimeError, as in Python.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+
+/* names[key] as Python indexes a tuple; a new reference, NULL with an error set. */
+static PyObject *name_of(PyObject *names, PyObject *key) {
+    if (!PyLong_CheckExact(key)) return PyObject_GetItem(names, key);
+    Py_ssize_t i = PyNumber_AsSsize_t(key, PyExc_IndexError);
+    if (i == -1 && PyErr_Occurred()) return NULL;
+    Py_ssize_t count = PyTuple_GET_SIZE(names);
+    if (i < 0) i += count;
+    if (i < 0 || i >= count) {
+        PyErr_SetString(PyExc_IndexError, "tuple index out of range");
+        return NULL;
+    }
+    PyObject *name = PyTuple_GET_ITEM(names, i);
+    Py_INCREF(name);
+    return name;
+}
+
+/* One image renamed into a new dict; NULL with an error set. */
+static PyObject *rename_one(PyObject *image, PyObject *names) {
+    PyObject *renamed = PyDict_New();
+    if (!renamed) return NULL;
+    Py_ssize_t pos = 0, size = PyDict_GET_SIZE(image);
+    PyObject *key, *value;
+    Py_ssize_t count = PyTuple_GET_SIZE(names);
+    while (PyDict_Next(image, &pos, &key, &value)) {
+        if (PyLong_CheckExact(key)) { /* the common case: no Python code can run */
+            Py_ssize_t i = PyLong_AsSsize_t(key);
+            if (i == -1 && PyErr_Occurred()) {
+                if (PyErr_ExceptionMatches(PyExc_OverflowError)) {
+                    PyErr_SetString(PyExc_IndexError,
+                                    "cannot fit 'int' into an index-sized integer");
+                }
+                goto fail;
+            }
+            if (i < 0) i += count;
+            if (i < 0 || i >= count) {
+                PyErr_SetString(PyExc_IndexError, "tuple index out of range");
+                goto fail;
+            }
+            PyObject *name = PyTuple_GET_ITEM(names, i);
+            if (PyUnicode_CheckExact(name)) {
+                if (PyDict_SetItem(renamed, name, value)) goto fail;
+                continue;
+            }
+        }
+        Py_INCREF(key); /* a name or key of Python code: it may change what is walked */
+        Py_INCREF(value);
+        PyObject *name = name_of(names, key);
+        int bad = !name || PyDict_SetItem(renamed, name, value);
+        Py_XDECREF(name);
+        Py_DECREF(key);
+        Py_DECREF(value);
+        if (bad) goto fail;
+        if (PyDict_GET_SIZE(image) != size) {
+            PyErr_SetString(PyExc_RuntimeError, "dictionary changed size during iteration");
+            goto fail;
+        }
+    }
+    return renamed;
+fail:
+    Py_DECREF(renamed);
+    return NULL;
+}
 
 static PyObject *rename_images(PyObject *self, PyObject *args) {
     PyObject *images, *names;
     (void)self;
     if (!PyArg_ParseTuple(args, "O!O!", &PyList_Type, &images, &PyTuple_Type, &names))
         return NULL;
-    Py_ssize_t n = PyList_GET_SIZE(images), count = PyTuple_GET_SIZE(names);
-    PyObject *out = PyList_New(n);
+    PyObject *out = PyList_New(0);
     if (!out) return NULL;
-    for (Py_ssize_t k = 0; k < n; k++) {
+    for (Py_ssize_t k = 0; k < PyList_GET_SIZE(images); k++) {
         PyObject *image = PyList_GET_ITEM(images, k);
         if (!PyDict_Check(image)) {
             PyErr_SetString(PyExc_TypeError, "rename_images: an image is not a dict");
             goto fail;
         }
-        PyObject *renamed = PyDict_New();
+        Py_INCREF(image);
+        PyObject *renamed = rename_one(image, names);
+        Py_DECREF(image);
         if (!renamed) goto fail;
-        PyList_SET_ITEM(out, k, renamed);
-        Py_ssize_t pos = 0;
-        PyObject *key, *value;
-        while (PyDict_Next(image, &pos, &key, &value)) {
-            Py_ssize_t i = PyLong_AsSsize_t(key);
-            if (i == -1 && PyErr_Occurred()) goto fail;
-            if (i < 0 || i >= count) {
-                PyErr_SetString(PyExc_IndexError, "tuple index out of range");
-                goto fail;
-            }
-            if (PyDict_SetItem(renamed, PyTuple_GET_ITEM(names, i), value)) goto fail;
-        }
+        int bad = PyList_Append(out, renamed);
+        Py_DECREF(renamed);
+        if (bad) goto fail;
     }
     return out;
 fail:
