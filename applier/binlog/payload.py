@@ -118,22 +118,27 @@ def parse_transaction_payload(body: bytes) -> TransactionPayload:
 
 
 def _zstd(data: bytes, expected: int) -> bytes:
+    """The frames of `data` decompressed, never more than `expected` + 1 bytes of output
+    (the header's uncompressed size): a small frame claiming gigabytes stops at the bound,
+    it is not inflated first and measured after."""
+    import io
+
     import zstandard
 
-    out, rest = [], data
     try:
-        while rest:  # one or more frames, each possibly without its content size
-            obj = zstandard.ZstdDecompressor().decompressobj()
-            out.append(obj.decompress(rest))
-            if not obj.eof:
-                raise PayloadError("the zstd stream is truncated")
-            rest = obj.unused_data
+        reader = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(data),
+                                                            read_across_frames=True)
+        raw = reader.read(expected + 1)
+        while len(raw) < expected + 1:  # read() may return less than asked before the end
+            more = reader.read(expected + 1 - len(raw))
+            if not more:
+                break
+            raw += more
     except zstandard.ZstdError as exc:
         raise PayloadError(f"zstd: {exc}") from exc
-    raw = b"".join(out)
     if len(raw) != expected:
-        raise PayloadError(f"payload decompresses to {len(raw)} bytes, its header says "
-                           f"{expected}")
+        raise PayloadError(f"payload decompresses to {'more than ' if len(raw) > expected else ''}"
+                           f"{min(len(raw), expected)} bytes, its header says {expected}")
     return raw
 
 
@@ -185,13 +190,16 @@ def zlib_block(buf: bytes) -> bytes:
     if not 1 <= lenlen <= 4 or len(buf) < 1 + lenlen:
         raise PayloadError(f"bad length size {lenlen} in a compressed block")
     expected = int.from_bytes(buf[1:1 + lenlen], "big")
-    try:
-        out = zlib.decompress(buf[1 + lenlen:])
+    try:  # never more output than the header declares (+1 to tell a larger block)
+        obj = zlib.decompressobj()
+        out = obj.decompress(buf[1 + lenlen:], expected + 1)
     except zlib.error as exc:
         raise PayloadError(f"zlib: {exc}") from exc
+    if len(out) == expected and not obj.eof:
+        raise PayloadError("zlib: incomplete or truncated stream")
     if len(out) != expected:
-        raise PayloadError(f"block uncompresses to {len(out)} bytes, its header says "
-                           f"{expected}")
+        raise PayloadError(f"block uncompresses to {'more than ' if len(out) > expected else ''}"
+                           f"{min(len(out), expected)} bytes, its header says {expected}")
     return out
 
 

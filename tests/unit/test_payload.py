@@ -301,3 +301,31 @@ def test_corrupt_payload_stops_naming_it():
     bad = payload.with_checksum(bytes(raw[:payload.HEADER_LEN]) + body)
     with pytest.raises(ReplicationStopped, match="cannot decode the TRANSACTION_PAYLOAD_EVENT"):
         _assemble([MYSQL[0], MYSQL[1], bad], samples.MYSQL_LOG_FILE, "mysql")
+
+
+def _peak_bytes(fn) -> int:
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        with pytest.raises(payload.PayloadError, match="more than"):
+            fn()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_a_compressed_payload_larger_than_its_header_says_is_not_inflated():
+    """A decompression bomb (64 MiB of zeros in a few KiB) whose header claims 1000 bytes
+    stops at the bound: the output never grows past the declared size."""
+    bomb = zstandard.ZstdCompressor().compress(bytes(64 << 20))
+    assert len(bomb) < 64 << 10
+    assert _peak_bytes(lambda: payload._zstd(bomb, 1000)) < 8 << 20
+    block = b"\x84" + (1000).to_bytes(4, "big") + zlib.compress(bytes(64 << 20), 9)
+    assert _peak_bytes(lambda: payload.zlib_block(block)) < 8 << 20
+
+
+def test_a_zlib_block_cut_short_is_refused_even_at_its_declared_length():
+    data = zlib.compress(b"x" * 500)
+    with pytest.raises(payload.PayloadError, match="truncated"):
+        payload.zlib_block(b"\x82" + (500).to_bytes(2, "big") + data[:-4])
