@@ -167,7 +167,7 @@ def test_ddl_the_target_reads_otherwise_than_the_source_stops_naming_it(replica,
             TransactionApplier(conn, checkpoint, options, Totals()).apply(txn)
         message = str(stopped.value)
         assert stopped.value.code == 1064 and "ALTER TABLE plain ADD COLUMN q INT" in message
-        assert "binlog.000009:4321" in message and "source_log_pos = 4321" in message
+        assert "binlog.000009:4321" in message and "applier skip --config" in message
         assert checkpoint.load(conn) is None  # nothing committed
     finally:
         conn.close()
