@@ -111,6 +111,40 @@ def _binary_log_status(cur) -> tuple:
     return row
 
 
+def _text(v) -> str:
+    if v is None:
+        return ""
+    return v.decode() if isinstance(v, bytes | bytearray) else str(v)
+
+
+def mariadb_gtid_at(cur, log_file: str, log_pos: int) -> str | None:
+    """MariaDB's GTID state after everything before (file, pos): BINLOG_GTID_POS. That
+    function returns NULL when the file holds an event larger than the session's
+    max_allowed_packet (a large BLOB row: measured on 10.11), which must not read as "no
+    GTIDs". Then, for the current position, the state is @@gtid_binlog_pos read before and
+    after SHOW MASTER STATUS (equal: no commit in between; a commit updates both under the
+    binlog's lock); for an older position it is a clear stop."""
+    cur.execute("SELECT BINLOG_GTID_POS(%s, %s)", (log_file, log_pos))
+    row = cur.fetchone()
+    if row and row[0] is not None:
+        return _text(row[0]) or None
+    for _ in range(20):
+        cur.execute("SELECT @@GLOBAL.gtid_binlog_pos")
+        before = _text(cur.fetchone()[0])
+        now = _binary_log_status(cur)
+        cur.execute("SELECT @@GLOBAL.gtid_binlog_pos")
+        after = _text(cur.fetchone()[0])
+        if (_text(now[0]), int(now[1])) != (log_file, int(log_pos)):
+            break
+        if before == after:
+            return after or None
+    raise ReplicationStopped(
+        f"the source's BINLOG_GTID_POS('{log_file}', {log_pos}) is NULL: MariaDB returns "
+        "NULL when that binlog file holds an event larger than max_allowed_packet — raise "
+        "max_allowed_packet on the source (SET GLOBAL max_allowed_packet = ...), or start "
+        "from a GTID set")
+
+
 def source_status(cfg: ServerConfig) -> Position:
     """The source's current binlog position; gtid is its GTID state (MariaDB
     gtid_binlog_pos, MySQL Executed_Gtid_Set) or None when empty."""
@@ -120,8 +154,7 @@ def source_status(cfg: ServerConfig) -> Position:
             row = _binary_log_status(cur)
             gtid = row[4].replace("\n", "") if len(row) > 4 and row[4] else None
             if "mariadb" in conn.get_server_info().lower():  # the state at that very point
-                cur.execute("SELECT BINLOG_GTID_POS(%s, %s)", (row[0], int(row[1])))
-                gtid = cur.fetchone()[0]
+                gtid = mariadb_gtid_at(cur, _text(row[0]), int(row[1]))
             return Position(row[0], int(row[1]), gtid or None)
     finally:
         conn.close()
@@ -163,9 +196,7 @@ def _gtid_state_at(cfg: ServerConfig, log_file: str, log_pos: int,
     try:
         with conn.cursor() as cur:
             if "mariadb" in conn.get_server_info().lower():
-                cur.execute("SELECT BINLOG_GTID_POS(%s, %s)", (log_file, log_pos))
-                row = cur.fetchone()
-                return None if row is None or row[0] is None else row[0]
+                return mariadb_gtid_at(cur, log_file, log_pos)
             if not beginning:
                 return None
             cur.execute("SELECT @@GLOBAL.gtid_purged")

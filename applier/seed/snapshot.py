@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from applier.binlog.stream import mariadb_gtid_at  # noqa: F401 - seed's callers import it here
 from applier.errors import ReplicationStopped
 from applier.server_codes import NO_PRIVILEGE, error_code
 
@@ -78,13 +79,6 @@ def mariadb_snapshot_position(cur) -> tuple[str, int]:
         raise ReplicationStopped("the source reports no Binlog_snapshot_file (log_bin is "
                                  "OFF?) — enable log_bin on the source")
     return file, int(pos)
-
-
-def mariadb_gtid_at(cur, log_file: str, log_pos: int) -> str | None:
-    """The GTID state after everything before (file, pos) on MariaDB."""
-    cur.execute("SELECT BINLOG_GTID_POS(%s, %s)", (log_file, log_pos))
-    row = cur.fetchone()
-    return _text(row[0]) if row and row[0] else None
 
 
 def read_lock(cur, timeout: int) -> None:

@@ -3,6 +3,7 @@ rotation, row images, errors."""
 
 from __future__ import annotations
 
+import pymysql
 import pytest
 
 from applier.binlog.events import Position, RowChange, Statement
@@ -211,3 +212,33 @@ def test_lost_connection_raises_transient_error(source_db):
             next(it)
     finally:
         src.close()
+
+
+def test_the_current_gtid_state_survives_an_event_larger_than_max_allowed_packet(source_db):
+    """MariaDB's BINLOG_GTID_POS(file, pos) is NULL when the file holds an event larger
+    than the session's max_allowed_packet (a big BLOB row); the current state must still be
+    the source's GTID state, never "none" (start = current would then lose the history)."""
+    if source_db.server.flavor != "mariadb":
+        pytest.skip("BINLOG_GTID_POS is MariaDB's")
+    (before,), = source_db.query("SELECT @@GLOBAL.max_allowed_packet")
+    source_db.execute("CREATE TABLE big (id INT PRIMARY KEY, b LONGBLOB)")
+    source_db.execute("SET GLOBAL max_allowed_packet = 64 * 1024 * 1024")
+    try:
+        conn = pymysql.connect(**source_db.server.pymysql_kwargs(), autocommit=True)
+        with conn.cursor() as cur:  # a row event of about 12 MB
+            cur.execute(f"INSERT INTO `{source_db.schema}`.big VALUES (1, REPEAT('x', 12000000))")
+        conn.close()
+        source_db.execute("SET GLOBAL max_allowed_packet = 4 * 1024 * 1024")
+        pos = source_status(source_db.config)
+        (state,), = source_db.query("SELECT @@GLOBAL.gtid_binlog_pos")
+        assert pos.gtid == state and state
+        fresh = pymysql.connect(**source_db.server.pymysql_kwargs())
+        with fresh.cursor() as cur:  # the server's own answer at 4 MB: NULL (the cause)
+            cur.execute("SELECT BINLOG_GTID_POS(%s, %s)", (pos.log_file, pos.log_pos))
+            assert cur.fetchone() == (None,)
+        fresh.close()
+        start = resolve_start(source_db.config, "current")
+        assert start.executed == state
+    finally:
+        source_db.execute(f"SET GLOBAL max_allowed_packet = {int(before)}")
+        source_db.execute("DROP TABLE big")
