@@ -155,9 +155,13 @@ def server_args(server: ServerBinary, info, home: Path) -> list[str]:
         "--user=root", "--skip-name-resolve", *INNODB_ARGS,
         "--innodb-flush-log-at-trx-commit=2", "--character-set-server=utf8mb4",
         f"--server-id={SERVER_IDS[info.role]}", "--max-connections=200",
+        # its own tmpdir: a starting server deletes every '#sql*' file in its tmpdir, so
+        # servers sharing /tmp lose each other's temporary tables (seen as 'Error on
+        # delete of /tmp/#sql-temptable...' when one sandbox started beside another)
+        f"--tmpdir={path(home)}",
     ]
     if server.flavor == "mysql":
-        args += ["--mysqlx=OFF", f"--tmpdir={path(home)}"]
+        args += ["--mysqlx=OFF"]
     else:
         args += ["--innodb-log-file-size=48M"]
     if info.role == "source":
