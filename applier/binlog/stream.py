@@ -117,13 +117,15 @@ def _text(v) -> str:
     return v.decode() if isinstance(v, bytes | bytearray) else str(v)
 
 
-def mariadb_gtid_at(cur, log_file: str, log_pos: int) -> str | None:
+def mariadb_gtid_at(cur, log_file: str, log_pos: int, *, unknown_ok: bool = False
+                    ) -> str | None:
     """MariaDB's GTID state after everything before (file, pos): BINLOG_GTID_POS. That
     function returns NULL when the file holds an event larger than the session's
     max_allowed_packet (a large BLOB row: measured on 10.11), which must not read as "no
     GTIDs". Then, for the current position, the state is @@gtid_binlog_pos read before and
     after SHOW MASTER STATUS (equal: no commit in between; a commit updates both under the
-    binlog's lock); for an older position it is a clear stop."""
+    binlog's lock); for an older position it is a clear stop, or None (unknown) with
+    ``unknown_ok`` (a FILE:POS start, which then resumes by file:pos)."""
     cur.execute("SELECT BINLOG_GTID_POS(%s, %s)", (log_file, log_pos))
     row = cur.fetchone()
     if row and row[0] is not None:
@@ -138,6 +140,8 @@ def mariadb_gtid_at(cur, log_file: str, log_pos: int) -> str | None:
             break
         if before == after:
             return after or None
+    if unknown_ok:
+        return None
     raise ReplicationStopped(
         f"the source's BINLOG_GTID_POS('{log_file}', {log_pos}) is NULL: MariaDB returns "
         "NULL when that binlog file holds an event larger than max_allowed_packet — raise "
@@ -196,7 +200,7 @@ def _gtid_state_at(cfg: ServerConfig, log_file: str, log_pos: int,
     try:
         with conn.cursor() as cur:
             if "mariadb" in conn.get_server_info().lower():
-                return mariadb_gtid_at(cur, log_file, log_pos)
+                return mariadb_gtid_at(cur, log_file, log_pos, unknown_ok=True)
             if not beginning:
                 return None
             cur.execute("SELECT @@GLOBAL.gtid_purged")

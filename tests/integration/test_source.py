@@ -239,6 +239,12 @@ def test_the_current_gtid_state_survives_an_event_larger_than_max_allowed_packet
         fresh.close()
         start = resolve_start(source_db.config, "current")
         assert start.executed == state
+        # an older position in that file: the state is unknown there, which is no stop
+        # (a FILE:POS start resumes by file:pos)
+        source_db.execute("INSERT INTO big VALUES (2, 'y')")  # the position moves on
+        older = resolve_start(source_db.config, f"{pos.log_file}:{pos.log_pos}")
+        assert (older.log_file, older.log_pos, older.executed) == (pos.log_file, pos.log_pos,
+                                                                   None)
     finally:
         source_db.execute(f"SET GLOBAL max_allowed_packet = {int(before)}")
         source_db.execute("DROP TABLE big")
