@@ -157,7 +157,7 @@ class Task:
         with self.src.cursor() as cur:
             begin_snapshot(cur)
             file, pos = mariadb_snapshot_position(cur)
-            return [file, pos, mariadb_gtid_at(cur, file, pos)]
+            return [file, pos, mariadb_gtid_at(cur, file, pos, unknown_ok=True)]
 
     def _locked_position(self):
         if self.index != 0:
@@ -166,7 +166,7 @@ class Task:
             try:
                 if self.job.flavor == "mariadb":
                     file, pos = mariadb_snapshot_position(cur)
-                    return [file, pos, mariadb_gtid_at(cur, file, pos)]
+                    return [file, pos, mariadb_gtid_at(cur, file, pos, unknown_ok=True)]
                 return list(binary_log_status(cur))
             finally:
                 unlock(cur)
