@@ -12,6 +12,7 @@ import uuid
 from pathlib import Path
 
 import pymysql
+import pytest
 
 from applier.binlog.stream import source_status
 from applier.config import ServerConfig
@@ -214,3 +215,18 @@ def waiting_thread(ops: Ops, other_than: int = 0) -> int | None:
         " p ON p.ID = x.trx_mysql_thread_id WHERE p.USER = 'tapp'"
         f" AND x.trx_state = 'LOCK WAIT' AND p.ID <> {other_than}")
     return rows[0][0] if rows else None
+
+
+def module_sandbox(prefix: str):
+    """A module-scoped fixture: the module's own source and target, which its tests may
+    restart or kill without touching the session's servers."""
+
+    @pytest.fixture(scope="module")
+    def sandbox(flavor, tmp_path_factory):
+        made, _ = start_sandbox(tmp_path_factory.mktemp(f"{prefix}-{flavor}"), flavor)
+        try:
+            yield made
+        finally:
+            made.down(remove=True)
+
+    return sandbox

@@ -28,7 +28,7 @@ from tests.integration.harness import APPLIER, wait_for
 from tests.integration.ops import (
     Ops,
     assert_exactly_once,
-    start_sandbox,
+    module_sandbox,
     stop_server,
     waiting_thread,
     workload,
@@ -39,13 +39,7 @@ pytestmark = pytest.mark.integration
 _server_ids = iter(range(7500, 7600))
 
 
-@pytest.fixture(scope="module")
-def sandbox(flavor, tmp_path_factory):
-    sandbox, _ = start_sandbox(tmp_path_factory.mktemp(f"routine-{flavor}"), flavor)
-    try:
-        yield sandbox
-    finally:
-        sandbox.down(remove=True)
+sandbox = module_sandbox("routine")
 
 
 @pytest.fixture

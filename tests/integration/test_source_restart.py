@@ -14,18 +14,12 @@ import pytest
 
 from applier.ops import service
 from tests.integration.harness import wait_for
-from tests.integration.ops import Ops, start_sandbox
+from tests.integration.ops import Ops, module_sandbox
 
 pytestmark = pytest.mark.integration
 
 
-@pytest.fixture(scope="module")
-def sandbox(flavor, tmp_path_factory):
-    sandbox, _ = start_sandbox(tmp_path_factory.mktemp(f"restart-{flavor}"), flavor)
-    try:
-        yield sandbox
-    finally:
-        sandbox.down(remove=True)
+sandbox = module_sandbox("restart")
 
 
 @pytest.fixture
