@@ -1,6 +1,6 @@
 """The compiled parts of the package: applier.binlog._rowc (row-image decoding),
 applier.convert._rename (identical row images keyed by target names) and
-applier.apply._literals (SQL literals of statement arguments).
+applier.sql._literals (SQL literals of statement arguments).
 
 optional: without a C compiler the package installs and runs on their Python versions
 (rowimage.py, mapping.py, literals.py), which give the same results,
@@ -11,7 +11,7 @@ from setuptools import Extension, setup
 setup(ext_modules=[
     Extension("applier.binlog._rowc", ["applier/binlog/_rowc.c"], extra_compile_args=["-O2"],
               optional=True),
-    Extension("applier.apply._literals", ["applier/apply/_literals.c"],
+    Extension("applier.sql._literals", ["applier/sql/_literals.c"],
               extra_compile_args=["-O2"], optional=True),
     Extension("applier.convert._rename", ["applier/convert/_rename.c"],
               extra_compile_args=["-O2"], optional=True),

@@ -12,11 +12,16 @@ from pathlib import Path
 
 # lowest first; a folder (or top module) may import from its own rank or below
 LAYERS = (
-    ("applier.errors", "applier.server_codes", "applier.config", "applier.boundary"),
-    ("applier.convert",),
-    ("applier.binlog",),
-    ("applier.apply",),
-    ("applier.ops",),
+    ("applier.errors", "applier.server_codes", "applier.boundary"),
+    # the shared vocabulary: types, charsets, column definitions, type codes, Position,
+    # GtidSet, table definitions, filters
+    ("applier.core",),
+    ("applier.config", "applier.sql"),  # settings; SQL identifiers and literals
+    ("applier.mysqljson",),  # MySQL's JSON: binary decoding, documents, diffs, SQL
+    ("applier.binlog",),  # reading the source
+    ("applier.convert",),  # per-column decisions and value conversion
+    ("applier.apply",),  # the target side
+    ("applier.ops",),  # the running service
     ("applier.seed", "reconcile"),
     ("applier.sandbox",),
     ("applier.cli", "applier.layers"),

@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import math
 
-from applier.convert.types import BINARY, INTEGER, STRING, TEMPORAL, SqlType
+from applier.core.types import BINARY, INTEGER, STRING, TEMPORAL, SqlType
 from reconcile.plan import SOURCE, TablePlan
 
 log = logging.getLogger(__name__)

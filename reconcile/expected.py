@@ -22,7 +22,7 @@ from typing import Any
 
 from applier.convert import decide as conversions
 from applier.convert.decide import Decision, Mode
-from applier.convert.types import BINARY, BIT, ENUMSET, INTEGER, OTHER, STRING, TEMPORAL, SqlType
+from applier.core.types import BINARY, BIT, ENUMSET, INTEGER, OTHER, STRING, TEMPORAL, SqlType
 from applier.errors import ApplierError
 from reconcile.hashing import HashAlgo, item_kind
 

@@ -29,7 +29,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from applier.convert.types import (
+from applier.core.types import (
     BIT,
     BLOB_BYTES,
     DECIMAL,

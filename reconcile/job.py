@@ -11,11 +11,11 @@ from dataclasses import dataclass
 
 import pymysql
 
-from applier.apply.filters import table_filter
 from applier.apply.schema import list_tables, read_table
 from applier.config import Config, ServerConfig
 from applier.convert.decide import Mode
-from applier.convert.types import INTEGER
+from applier.core.filters import table_filter
+from applier.core.types import INTEGER
 from applier.errors import ApplierError
 from reconcile import (
     chunking,

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from applier.convert.decide import Decision, Mode
 from applier.convert.mapping import build_mapping
-from applier.convert.types import INTEGER, SourceTable, TargetTable
+from applier.core.types import INTEGER, SourceTable, TargetTable
 from reconcile.expected import (
     ColumnPlan,
     RowConverter,

@@ -27,7 +27,7 @@ from collections.abc import Iterable, Sequence
 from decimal import Decimal
 
 from applier.apply.sqlmode import APPLY_SQL_MODE
-from applier.convert.types import SqlType
+from applier.core.types import SqlType
 from reconcile.compare import EXTRA, MISMATCHED, MISSING, RowDiff
 from reconcile.expected import Unconvertible, quote
 from reconcile.plan import TablePlan

@@ -14,7 +14,7 @@ from decimal import Decimal
 from hashlib import sha256
 from pathlib import Path
 
-from applier.convert.types import ENUMSET, SqlType
+from applier.core.types import ENUMSET, SqlType
 from reconcile.compare import EXTRA, MISMATCHED, MISSING, RowDiff
 from reconcile.expected import Unconvertible
 from reconcile.plan import TablePlan

@@ -9,7 +9,7 @@ from types import NoneType
 from applier.apply import lookup
 from applier.apply.plans import TablePlan
 from applier.binlog.events import RowChange, Statement
-from applier.convert.types import BINARY, INTEGER
+from applier.core.types import BINARY, INTEGER
 
 BATCH_ROWS = 1000  # rows per statement at most (and per group of a streamed transaction)
 

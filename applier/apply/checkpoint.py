@@ -20,8 +20,7 @@ import logging
 from dataclasses import dataclass
 
 from applier.apply.lookup import qualified, quote
-from applier.binlog.events import Position
-from applier.binlog.gtidset import (
+from applier.core.gtidset import (
     GtidError,
     GtidSet,
     empty,
@@ -29,6 +28,7 @@ from applier.binlog.gtidset import (
     is_mariadb_notation,
     parse_set,
 )
+from applier.core.position import Position
 from applier.errors import ConfigError, ReplicationStopped
 from applier.server_codes import MISSING_OBJECT, error_code
 

@@ -13,7 +13,7 @@ statement-based DML and unreadable DDL stop replication. Filter rules per statem
 
 What an accepted statement becomes, or whether it stops because it would redefine a column
 the replica defines differently, is the DDL policy's (applier.apply.ddlpolicy); online
-schema change tools' helper tables follow their table's filter (applier.apply.filters).
+schema change tools' helper tables follow their table's filter (applier.core.filters).
 """
 
 from __future__ import annotations
@@ -28,10 +28,11 @@ from applier.apply.lookup import quote
 from applier.apply.session import SourceSession, executable
 from applier.apply.target import error_code, flavor_of, translate, version_of
 from applier.binlog import libquery
-from applier.binlog.events import Position, Statement
+from applier.binlog.events import Statement
 from applier.binlog.redact import Redacted, redact
 from applier.binlog.sqltext import Dialect
 from applier.binlog.statements import DML, OTHER, UNKNOWN, StatementInfo, classify_statement
+from applier.core.position import Position
 from applier.errors import ReplicationStopped
 from applier.server_codes import DDL_ALREADY, DDL_PARTIAL
 

@@ -17,7 +17,7 @@ information_schema is not asked: when a statement is read, the source has alread
 A column whose source definition is unknown (no row of its table since the applier
 started or since the column changed) cannot be judged: that stops too.
 
-Online schema change tools (applier.apply.osctables): a copy table (``_t_gho``,
+Online schema change tools (applier.core.osctables): a copy table (``_t_gho``,
 ``_t_new``) created from an explicit definition is created ``LIKE`` the target's ``t``,
 so it carries the replica's own types; its ALTERs are judged like ``t``'s, its rows are
 converted like ``t``'s, and the cut-over's RENAME puts it in ``t``'s place, after the
@@ -32,14 +32,14 @@ from dataclasses import dataclass, field
 
 from applier.apply import alterspecs
 from applier.apply.lookup import quote
-from applier.apply.osctables import COPY, helper_of
 from applier.apply.schema import read_table
-from applier.binlog.events import Position
 from applier.binlog.redact import Redacted
 from applier.binlog.sqltext import Dialect
 from applier.binlog.statements import StatementInfo
 from applier.convert.decide import Decision, Mode, natural_class
-from applier.convert.types import Column, SourceTable, TargetTable
+from applier.core.osctables import COPY, helper_of
+from applier.core.position import Position
+from applier.core.types import Column, SourceTable, TargetTable
 from applier.errors import ReplicationStopped
 
 log = logging.getLogger(__name__)

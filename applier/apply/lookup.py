@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from applier.apply.sqlbuild import ident, qualified, quote
-from applier.convert.types import Index, TargetTable
+from applier.core.types import Index, TargetTable
 from applier.errors import ReplicationStopped
 
 PRIMARY_KEY = "primary_key"

@@ -9,10 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from applier.apply import jsondiffsql, lookup, sqlbuild
-from applier.binlog.jsondiff import has_diff
+from applier.apply import lookup, sqlbuild
 from applier.convert.mapping import TableMapping
-from applier.convert.types import STRING
+from applier.core.types import STRING
+from applier.mysqljson import jsondiffsql
+from applier.mysqljson.jsondiff import has_diff
 
 
 @dataclass
@@ -27,10 +28,10 @@ class TablePlan:
     def __post_init__(self) -> None:
         t = self.mapping.target
         self.schema, self.table = t.schema, t.table
-        # a JSON target column is bound as an expression (applier.apply.jsonsql) that a
+        # a JSON target column is bound as an expression (applier.mysqljson.jsonsql) that a
         # derived table of literals would not carry: such tables update row by row
         self.set_updates = not any(c.type.name == "json" for c in t.columns)
-        # only a JSON source column can carry a partial update (applier.binlog.jsondiff)
+        # only a JSON source column can carry a partial update (applier.mysqljson.jsondiff)
         self.diffs = any(c.type.name == "json" for c in self.mapping.source.columns)
 
     @property
@@ -63,10 +64,10 @@ class TablePlan:
     def update_row(self, plan: lookup.LookupPlan, before: dict[str, Any],
                    after: dict[str, Any]) -> tuple[str, list[Any]]:
         """UPDATE one row: the cached text bound to the images, or, when the after image
-        holds partial JSON updates, a statement applying them (applier.apply.jsondiffsql)."""
+        holds partial JSON updates, a statement applying them (applier.mysqljson.jsondiffsql)."""
         if self.diffs and has_diff(after):
             jsondiffsql.check_target(self.target, after)
-            return jsondiffsql.update(self.schema, self.table, plan, before, after)
+            return sqlbuild.json_diff_update(self.schema, self.table, plan, before, after)
         return (self.update(plan, tuple(after)),
                 list(after.values()) + sqlbuild.where_args(plan, before))
 

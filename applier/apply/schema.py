@@ -17,8 +17,8 @@ import time
 from collections.abc import Callable, Iterable
 
 from applier.apply import triggers
-from applier.convert.columndefs import target_type
-from applier.convert.types import Column, Index, TargetTable
+from applier.core.columndefs import target_type
+from applier.core.types import Column, Index, TargetTable
 
 log = logging.getLogger(__name__)
 

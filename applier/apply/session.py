@@ -27,7 +27,7 @@ from applier.apply.lookup import quote
 from applier.apply.target import error_code
 from applier.binlog.events import QuerySession, Statement
 from applier.binlog.queryvars import OPTION_AUTO_IS_NULL, QueryVars
-from applier.convert import charsets
+from applier.core import charsets
 from applier.errors import ReplicationStopped
 from applier.server_codes import UNKNOWN_DATABASE
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from applier.apply.target import connect
-from applier.convert.types import FIXED_BINARY, STRING, Column, SourceTable, SqlType, TargetTable
+from applier.core.types import FIXED_BINARY, STRING, Column, SourceTable, SqlType, TargetTable
 
 
 class SourceTypes:

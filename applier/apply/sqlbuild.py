@@ -15,22 +15,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-
-def quote(name: str) -> str:
-    """A quoted identifier for SQL executed WITHOUT arguments (no %-formatting)."""
-    return "`" + name.replace("`", "``") + "`"
-
-
-def ident(name: str) -> str:
-    """A quoted identifier for SQL executed WITH arguments: % doubled for pymysql's
-    %-formatting (which turns %% back into %)."""
-    return quote(name).replace("%", "%%")
-
-
-def qualified(schema: str, table: str) -> str:
-    """db.table for SQL executed with arguments (see ident)."""
-    return f"{ident(schema)}.{ident(table)}"
-
+from applier.mysqljson import jsondiffsql
+from applier.mysqljson.jsondiff import JsonDiff
+from applier.sql.names import ident, qualified, quote  # noqa: F401 (sqlbuild.X names them)
 
 # -- text only (bound later) ------------------------------------------------------------
 
@@ -150,3 +137,23 @@ def delete_by_keys(schema: str, table: str, plan,
 def select_keys(schema: str, table: str, plan,
                 befores: Sequence[dict[str, Any]]) -> tuple[str, list[Any]]:
     return select_keys_text(schema, table, plan, len(befores)), key_args(plan, befores)
+
+
+def json_diff_update(schema: str, table: str, plan, before: dict[str, Any],
+           after: dict[str, Any]) -> tuple[str, list[Any]]:
+    """UPDATE one row found by the plan: plain columns set to their values, JsonDiff
+    columns patched in place (applier.mysqljson.jsondiffsql)."""
+    sets: list[str] = []
+    args: list[Any] = []
+    for name, value in after.items():
+        col = ident(name)
+        if isinstance(value, JsonDiff):
+            text, more = jsondiffsql.assignments(col, value)
+            sets.append(text)
+            args += more
+        else:
+            sets.append(f"{col} = %s")
+            args.append(value)
+    sql = (f"UPDATE {qualified(schema, table)} SET {', '.join(sets)} "
+           f"WHERE {where_text(plan)}")
+    return (sql if plan.unique else sql + " LIMIT 1"), args + where_args(plan, before)

@@ -17,16 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from applier.apply import (
-    batching,
-    enumvalue,
-    jsondiffsql,
-    jsonsql,
-    literals,
-    sqlbuild,
-    triggers,
-    versioning,
-)
+from applier.apply import batching, enumvalue, sqlbuild, triggers, versioning
 from applier.apply.batching import BATCH_ROWS
 from applier.apply.checkpoint import Checkpoint
 from applier.apply.checks import SessionChecks
@@ -40,9 +31,11 @@ from applier.apply.target import PacketTooLarge, check_packet, error_code, max_p
 from applier.binlog.events import RowChange, Statement, Transaction
 from applier.convert.decide import Mode
 from applier.convert.mapping import build_mapping
-from applier.convert.types import SourceTable
+from applier.core.types import SourceTable
 from applier.errors import ReplicationStopped, RowNotFound, TransientError
+from applier.mysqljson import jsondiffsql, jsonsql
 from applier.server_codes import STALE_DEFINITION
+from applier.sql import literals
 
 log = logging.getLogger(__name__)
 # errors after which the target's definitions are read again and the transaction retried

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from applier.binlog.events import RowChange
-from applier.convert.types import SourceTable
+from applier.core.types import SourceTable
 from applier.errors import ReplicationStopped
 
 # row_end of a current row: the largest TIMESTAMP(6) (MariaDB 10.11; 11.5+ on 64 bits: 2106)

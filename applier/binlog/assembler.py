@@ -27,12 +27,13 @@ from collections.abc import Callable, Iterable
 
 from applier.binlog import eventtypes as et
 from applier.binlog import libquery, payload, rowimage, statements, tablemapwire
-from applier.binlog.events import CHECK_FLAGS, Position, RowChange, Statement, Transaction
+from applier.binlog.events import CHECK_FLAGS, RowChange, Statement, Transaction
 from applier.binlog.gtidevent import GtidEventError, tagged_gtid
 from applier.binlog.libevents import EventFactory
 from applier.binlog.redact import Redacted
 from applier.binlog.tablemap import build_table
-from applier.convert.types import SourceTable
+from applier.core.position import Position
+from applier.core.types import SourceTable
 from applier.errors import ReplicationStopped, TransientError
 
 # a transaction with more row changes than this is streamed: handed to the applier while

@@ -6,20 +6,8 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from applier.binlog.queryvars import QueryVars
-from applier.convert.types import SourceTable
-
-
-@dataclass(frozen=True, order=True)
-class Position:
-    """Where the source's binlog is: the position *after* a transaction."""
-
-    log_file: str
-    log_pos: int
-    gtid: str | None = None  # the transaction's own GTID (MariaDB d-s-n or MySQL uuid:n)
-
-    def __str__(self) -> str:
-        return f"{self.log_file}:{self.log_pos}"
-
+from applier.core.position import Position  # noqa: F401 (a Transaction's end)
+from applier.core.types import SourceTable
 
 # A row image: source column index -> exact value, for the columns present in the image.
 RowImage = dict[int, Any]

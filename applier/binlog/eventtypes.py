@@ -11,7 +11,7 @@ USED (HANDLED):
                              bytes: applier.binlog.tablemapwire)
   WRITE/UPDATE/DELETE_ROWS v1 (23-25) and v2 (30-32)      row changes
   PARTIAL_UPDATE_ROWS (39)   MySQL binlog_row_value_options=PARTIAL_JSON: updates whose
-                             JSON columns may hold diffs (applier.binlog.jsondiff), applied
+                             JSON columns may hold diffs (applier.mysqljson.jsondiff), applied
                              to the target's own value as MySQL's replica applies them
   XID (16)                   commit of a transaction
   GTID (33), MariaDB GTID (162)                           start of a transaction

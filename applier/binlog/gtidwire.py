@@ -19,7 +19,7 @@ import uuid
 from pymysqlreplication import binlogstream
 from pymysqlreplication import gtid as libgtid
 
-from applier.binlog.gtidset import MySQLGtidSet
+from applier.core.gtidset import MySQLGtidSet
 
 VERSION_TAGGED = 1
 

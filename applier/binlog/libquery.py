@@ -28,7 +28,7 @@ from pymysqlreplication.exceptions import StatusVariableMismatch
 
 from applier.binlog import queryvars
 from applier.binlog.events import QuerySession
-from applier.convert import charsets
+from applier.core import charsets
 
 _POST_HEADER = 13  # QUERY event post-header length (thread id, time, db len, error, vars len)
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import functools
 
-from applier.binlog.coltypes import (
+from applier.binlog.textcodec import CODECS
+from applier.core.coltypes import (
     BLOB,
     DATE,
     DATETIME2,
@@ -27,7 +28,6 @@ from applier.binlog.coltypes import (
     YEAR,
     ColumnCodec,
 )
-from applier.binlog.textcodec import CODECS
 
 try:  # built by setup.py; without a C compiler rowimage's Python readers do it all
     from applier.binlog import _rowc

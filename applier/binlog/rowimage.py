@@ -17,10 +17,10 @@ applier.convert.decide; the choices where MySQL offers several forms:
   BINARY(N)       bytes re-padded with 0x00 to N (the binlog strips trailing zeros)
   VARBINARY/BLOB  bytes;  GEOMETRY bytes (SRID + WKB, as stored)
   BIT             int;  ENUM int index (0 = the empty value);  SET int bitmask (0 = empty set)
-  JSON            applier.binlog.jsondoc.JsonDoc: MySQL's binary JSON with every node's type
+  JSON            applier.mysqljson.jsondoc.JsonDoc: MySQL's binary JSON with every node's type
                   (DECIMAL, DATETIME, opaque BLOB ...); str(doc) is the text as MySQL prints
                   it. MariaDB's JSON is LONGTEXT and arrives as a str. In the after image
-                  of a partial update (event 39): applier.binlog.jsondiff.JsonDiff
+                  of a partial update (event 39): applier.mysqljson.jsondiff.JsonDiff
   NULL            None; a column absent from the image is absent from the dict
 """
 
@@ -33,9 +33,22 @@ from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any
 
-from applier.binlog import jsondiff, rowc
-from applier.binlog.bindecimal import decode_decimal
-from applier.binlog.coltypes import (  # noqa: F401 (re-exported: rowimage.X names them)
+from applier.binlog import rowc
+from applier.binlog.rowsbody import (  # noqa: F401 (re-exported)
+    DELETE_V1,
+    DELETE_V2,
+    EVENT_KINDS,
+    PARTIAL_UPDATE,
+    UPDATE_V1,
+    UPDATE_V2,
+    WRITE_V1,
+    WRITE_V2,
+    RowsBody,
+    parse_rows_body,
+)
+from applier.binlog.textcodec import decode_text
+from applier.core.bindecimal import decode_decimal
+from applier.core.coltypes import (  # noqa: F401 (re-exported: rowimage.X names them)
     BIT,
     BLOB,
     DATE,
@@ -72,21 +85,9 @@ from applier.binlog.coltypes import (  # noqa: F401 (re-exported: rowimage.X nam
     ColumnCodec,
     RowImageError,
 )
-from applier.binlog.jsonbinary import decode_json
-from applier.binlog.jsondoc import JsonDoc
-from applier.binlog.rowsbody import (  # noqa: F401 (re-exported)
-    DELETE_V1,
-    DELETE_V2,
-    EVENT_KINDS,
-    PARTIAL_UPDATE,
-    UPDATE_V1,
-    UPDATE_V2,
-    WRITE_V1,
-    WRITE_V2,
-    RowsBody,
-    parse_rows_body,
-)
-from applier.binlog.textcodec import decode_text
+from applier.mysqljson import jsondiff
+from applier.mysqljson.jsonbinary import decode_json
+from applier.mysqljson.jsondoc import JsonDoc
 
 # -- event framing (applier.binlog.rowsbody, re-exported) ----------------------------
 
@@ -143,7 +144,7 @@ def _no_columns(left: int) -> str:
 
 
 def _partial(data: bytes, pos: int, readers: tuple, codecs) -> tuple[tuple, int]:
-    """The after image's readers of a partial update (applier.binlog.jsondiff)."""
+    """The after image's readers of a partial update (applier.mysqljson.jsondiff)."""
     try:
         return jsondiff.partial_readers(data, pos, readers, codecs)
     except ValueError as exc:

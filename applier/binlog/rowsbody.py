@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from applier.binlog.coltypes import RowImageError
+from applier.core.coltypes import RowImageError
 
 # Rows event type codes.
 WRITE_V1, UPDATE_V1, DELETE_V1 = 0x17, 0x18, 0x19

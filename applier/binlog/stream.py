@@ -48,9 +48,10 @@ from pymysqlreplication import BinLogStreamReader
 from applier.binlog import checksum, eventtypes, gtidwire, libevents, rowimage
 from applier.binlog.assembler import Assembler
 from applier.binlog.connfail import connect_failure
-from applier.binlog.events import Position, Transaction
+from applier.binlog.events import Transaction
 from applier.config import Config, ServerConfig
-from applier.convert import types
+from applier.core import types
+from applier.core.position import Position
 from applier.errors import ConnectError, ConnectRefused, ReplicationStopped, TransientError
 from applier.server_codes import BINLOG_READ_ERROR, CONNECT
 

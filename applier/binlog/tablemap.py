@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from pymysqlreplication.constants import CHARSET as LIB_CHARSET
 
-from applier.binlog import coltypes as ct
 from applier.binlog import rowimage, tablemapwire
 from applier.binlog.tablemapwire import VECTOR, TableMapWire
-from applier.convert import charsets, types
+from applier.core import charsets, types
+from applier.core import coltypes as ct
 from applier.errors import ReplicationStopped
 
 _STRING_CODES = {ct.STRING, ct.VARCHAR, ct.VAR_STRING, ct.TINY_BLOB, ct.MEDIUM_BLOB,

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from applier.binlog import coltypes as ct
+from applier.core import coltypes as ct
 
 VECTOR = 242  # MYSQL_TYPE_VECTOR (MySQL 9): metadata 1 byte, the length prefix size
 
@@ -65,7 +65,7 @@ class TableMapError(ValueError):
 @dataclass
 class WireColumn:
     """One column as the table map writes it; attribute names as mysql-replication's
-    Column (the shared type model reads them: `applier.convert.types.metadata_of`)."""
+    Column (the shared type model reads them: `applier.core.types.metadata_of`)."""
 
     type: int  # ENUM/SET resolved from STRING's real type
     known: bool = True  # False: a type whose metadata size the applier does not know

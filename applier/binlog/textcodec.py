@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from applier.binlog.coltypes import RowImageError
+from applier.core.coltypes import RowImageError
 
 # MySQL latin1 is cp1252 except that its five undefined bytes map to the C1 controls.
 _LATIN1 = {b: ch for b in range(0x80, 0xA0)

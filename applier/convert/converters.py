@@ -11,8 +11,8 @@ from collections.abc import Callable
 from decimal import ROUND_HALF_UP, Context, Decimal, InvalidOperation
 from typing import Any
 
-from applier.convert import charsets
-from applier.convert.types import INT_BYTES, SqlType, enumset_capacity, int_range
+from applier.core import charsets
+from applier.core.types import INT_BYTES, SqlType, enumset_capacity, int_range
 from applier.errors import ValueNotConvertible
 
 Converter = Callable[[Any], Any]

@@ -31,9 +31,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from applier.convert import charsets
 from applier.convert import converters as conv
-from applier.convert.types import (
+from applier.core import charsets
+from applier.core.types import (
     BINARY,
     BIT,
     DECIMAL,

@@ -13,7 +13,7 @@ from typing import Any
 
 from applier.convert.converters import identity
 from applier.convert.decide import Converter, Decision, Mode, classify, converter, type_texts
-from applier.convert.types import Column, SourceTable, TargetTable
+from applier.core.types import Column, SourceTable, TargetTable
 from applier.errors import ConfigError, ConversionRefused
 
 try:  # convert_images' renaming compiled (setup.py); else convert_image per image

@@ -14,7 +14,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from applier.apply.ddlpolicy import same_definition
-from applier.apply.filters import table_filter
 from applier.apply.lookup import plan_lookup, quote
 from applier.apply.schema import list_tables, read_table
 from applier.apply.target import connect
@@ -23,7 +22,8 @@ from applier.binlog.stream import read_settings
 from applier.config import Config
 from applier.convert.decide import Decision, Mode, resolve_source
 from applier.convert.mapping import TableMapping, build_mapping, needs_value
-from applier.convert.types import Column, SourceTable, TargetTable
+from applier.core.filters import table_filter
+from applier.core.types import Column, SourceTable, TargetTable
 from applier.errors import ApplierError
 
 REQUIRED = {"log_bin": "ON", "binlog_format": "ROW"}

@@ -25,14 +25,15 @@ from tenacity import RetryCallState, Retrying, retry_if_exception
 
 from applier.apply import readonly
 from applier.apply.checkpoint import Checkpoint, resume_point, starting_position
-from applier.apply.filters import database_filter, table_filter
 from applier.apply.lookup import LOOKUP_KINDS
 from applier.apply.target import connect, error_code, session_error
 from applier.apply.transaction import Options, Totals, TransactionApplier
-from applier.binlog.events import Position, Transaction
+from applier.binlog.events import Transaction
 from applier.binlog.stream import BinlogSource
 from applier.config import Config
 from applier.convert.decide import Mode
+from applier.core.filters import database_filter, table_filter
+from applier.core.position import Position
 from applier.errors import (
     ApplierError,
     ConnectError,

@@ -20,13 +20,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from applier.apply.checkpoint import Checkpoint, Saved, resume_point
-from applier.apply.filters import table_filter
 from applier.apply.target import connect
-from applier.binlog.events import Position, RowChange, Statement
-from applier.binlog.gtidset import flavor_of_gtid, parse_set
+from applier.binlog.events import RowChange, Statement
 from applier.binlog.redact import Redacted
 from applier.binlog.stream import BinlogSource
 from applier.config import Config
+from applier.core.filters import table_filter
+from applier.core.gtidset import flavor_of_gtid, parse_set
+from applier.core.position import Position
 from applier.errors import ApplierError, ExitStatus
 from applier.ops import service
 

@@ -34,7 +34,6 @@ from dataclasses import dataclass
 
 from applier.apply import triggers
 from applier.apply.checkpoint import Checkpoint
-from applier.apply.filters import table_filter
 from applier.apply.lookup import qualified, quote
 from applier.apply.schema import list_tables, read_table
 from applier.apply.target import connect
@@ -42,6 +41,7 @@ from applier.binlog.stream import read_settings
 from applier.config import Config
 from applier.convert.decide import Mode
 from applier.convert.mapping import build_mapping, needs_value
+from applier.core.filters import table_filter
 from applier.errors import ApplierError, ConfigError, ExitStatus
 from applier.ops import service
 from applier.ops.check import as_source_table

@@ -32,7 +32,7 @@ from typing import Any
 
 from applier.apply.lookup import quote
 from applier.binlog.rowimage import decode_text
-from applier.convert.types import (
+from applier.core.types import (
     BINARY,
     BIT,
     BLOB_BYTES,
@@ -44,7 +44,7 @@ from applier.convert.types import (
     SourceTable,
     SqlType,
 )
-from applier.convert.types import TargetTable as TableDef
+from applier.core.types import TargetTable as TableDef
 from applier.errors import ReplicationStopped
 
 CHUNK_ROWS = 50000  # rows per chunk (one target transaction each)

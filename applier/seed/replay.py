@@ -25,11 +25,12 @@ from __future__ import annotations
 import logging
 
 from applier.apply.transaction import Options, Totals, TransactionApplier
-from applier.binlog.events import Position, RowChange, Statement, Transaction
-from applier.binlog.jsondiff import has_diff
+from applier.binlog.events import RowChange, Statement, Transaction
 from applier.binlog.statements import DDL, DML, classify_statement
 from applier.convert.decide import Mode
+from applier.core.position import Position
 from applier.errors import ReplicationStopped
+from applier.mysqljson.jsondiff import has_diff
 from applier.seed.plan import DoneSet
 from applier.seed.snapshot import SnapshotPoint, position_key
 from applier.seed.store import PositionSaver, SeedStore

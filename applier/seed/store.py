@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from applier.apply.checkpoint import Checkpoint
 from applier.apply.lookup import qualified
-from applier.binlog.events import Position
+from applier.core.position import Position
 from applier.errors import ConfigError, ReplicationStopped
 from applier.seed.snapshot import SnapshotPoint
 

@@ -16,9 +16,9 @@ import threading
 import pymysql
 import pytest
 
-from applier.binlog.gtidset import parse_set
 from applier.binlog.stream import source_status
 from applier.config import Config, DaemonConfig, ReplicationConfig
+from applier.core.gtidset import parse_set
 from applier.errors import ExitStatus
 from applier.ops.daemon import Daemon
 from applier.sandbox.servers import Sandbox

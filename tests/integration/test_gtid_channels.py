@@ -10,8 +10,8 @@ import subprocess
 
 import pytest
 
-from applier.binlog.gtidset import parse_set
 from applier.binlog.stream import source_status
+from applier.core.gtidset import parse_set
 from applier.errors import ExitStatus
 from tests.integration.harness import APPLIER, toml_config
 

@@ -11,12 +11,13 @@ import pymysql
 import pytest
 
 from applier.apply.checkpoint import Checkpoint
-from applier.apply.filters import database_filter, table_filter
 from applier.apply.lookup import quote
 from applier.apply.target import connect
 from applier.apply.transaction import Options, Totals, TransactionApplier
-from applier.binlog.events import Position, QuerySession, Statement, Transaction
+from applier.binlog.events import QuerySession, Statement, Transaction
 from applier.convert.decide import Mode
+from applier.core.filters import database_filter, table_filter
+from applier.core.position import Position
 from applier.errors import ExitStatus, ReplicationStopped
 
 pytestmark = pytest.mark.integration

@@ -22,9 +22,9 @@ from pymysqlreplication import BinLogStreamReader
 from applier.binlog import libevents
 from applier.binlog.assembler import Assembler
 from applier.binlog.events import RowChange
-from applier.binlog.jsondiff import JsonDiff
-from applier.binlog.jsondoc import JsonDoc
 from applier.errors import ExitStatus
+from applier.mysqljson.jsondiff import JsonDiff
+from applier.mysqljson.jsondoc import JsonDoc
 from tests.integration.harness import native_mysql_replica, wait_for
 from tests.integration.test_json_mysql import _connect, _query, _start_native, _wait_native
 from tests.unit.test_payload import _Source

@@ -18,7 +18,7 @@ import pytest
 
 from applier.apply.schema import read_table
 from applier.convert.decide import Mode
-from applier.convert.types import SqlType
+from applier.core.types import SqlType
 from reconcile import chunking, hashing, job, narrow
 from reconcile.expected import hash_expr, read_expr
 from reconcile.plan import build_plan

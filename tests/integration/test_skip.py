@@ -12,9 +12,9 @@ import subprocess
 
 import pytest
 
-from applier.binlog.gtidset import parse_set
 from applier.binlog.stream import source_status
 from applier.config import load_config
+from applier.core.gtidset import parse_set
 from applier.errors import ExitStatus
 from applier.ops.status import collect_status
 from tests.integration.harness import APPLIER, wait_for

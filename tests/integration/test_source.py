@@ -6,7 +6,7 @@ from __future__ import annotations
 import pymysql
 import pytest
 
-from applier.binlog.events import Position, RowChange, Statement
+from applier.binlog.events import RowChange, Statement
 from applier.binlog.stream import (
     BinlogSource,
     read_settings,
@@ -14,6 +14,7 @@ from applier.binlog.stream import (
     source_status,
 )
 from applier.config import ServerConfig
+from applier.core.position import Position
 from applier.errors import ConnectError, TransientError
 from applier.sandbox.servers import free_port
 

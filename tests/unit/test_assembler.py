@@ -9,8 +9,9 @@ import pytest
 
 from applier.binlog import eventtypes as et
 from applier.binlog.assembler import Assembler
-from applier.binlog.events import Position, Statement
-from applier.convert.types import SourceTable
+from applier.binlog.events import Statement
+from applier.core.position import Position
+from applier.core.types import SourceTable
 from applier.errors import ReplicationStopped, TransientError
 
 
@@ -187,8 +188,8 @@ def _write_rows(pos: int, flags: int, value: int):
 
 
 def test_rows_carry_their_event_check_flags():
-    from applier.binlog.coltypes import LONG, ColumnCodec
     from applier.binlog.events import NO_FOREIGN_KEY_CHECKS, RELAXED_UNIQUE_CHECKS
+    from applier.core.coltypes import LONG, ColumnCodec
 
     src = Source()
     src.tables[42] = (SourceTable("db", "t", 42, ()), (ColumnCodec(LONG),))

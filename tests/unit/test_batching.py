@@ -9,7 +9,7 @@ from applier.apply.plans import TablePlan
 from applier.binlog.events import NO_FOREIGN_KEY_CHECKS, RELAXED_UNIQUE_CHECKS, RowChange, Statement
 from applier.convert.decide import Mode
 from applier.convert.mapping import build_mapping
-from applier.convert.types import Column, Index, SourceTable, SqlType, TargetTable
+from applier.core.types import Column, Index, SourceTable, SqlType, TargetTable
 
 INT = SqlType("int", unsigned=False)
 TEXT = SqlType("varchar", length=20, charset="utf8mb4")

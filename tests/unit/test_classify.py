@@ -8,7 +8,7 @@ import itertools
 import pytest
 
 from applier.convert.decide import Decision, Mode, classify, natural_class, resolve_source
-from applier.convert.types import SqlType
+from applier.core.types import SqlType
 
 MODES = ["", "ALL_LOSSY", "ALL_NON_LOSSY", "ALL_LOSSY,ALL_NON_LOSSY"]
 ID, NL, LO, RE = Decision.IDENTICAL, Decision.NON_LOSSY, Decision.LOSSY, Decision.REFUSED

@@ -7,7 +7,7 @@ from decimal import Decimal
 import pytest
 
 from applier.convert.decide import Mode, converter
-from applier.convert.types import SqlType
+from applier.core.types import SqlType
 from applier.errors import ValueNotConvertible
 
 BOTH = Mode.parse("ALL_LOSSY,ALL_NON_LOSSY")

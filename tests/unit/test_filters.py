@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from applier.apply.filters import like_regex, table_filter
+from applier.core.filters import like_regex, table_filter
 
 
 @pytest.mark.parametrize("pattern, name, expected", [
@@ -62,7 +62,7 @@ def test_ignore_wins_over_do():
 
 
 def test_database_statements_follow_mysqls_wild_rule():
-    from applier.apply.filters import database_filter
+    from applier.core.filters import database_filter
 
     two_tables = database_filter(["ops.café", "ops.plain"])
     assert not two_tables("reporting") and not two_tables("ops")

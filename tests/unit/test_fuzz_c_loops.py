@@ -1,5 +1,5 @@
 """The compiled loops against their Python references (hypothesis), and called directly
-with what no Python caller passes: applier/apply/_literals.c (SQL literals) against
+with what no Python caller passes: applier/sql/_literals.c (SQL literals) against
 literals.py's loop, applier/convert/_rename.c against TableMapping.convert_image's
 comprehension, applier/binlog/_rowc.c with specs outside MySQL's (DECIMAL(134),
 DATETIME2(40), a FLOAT of 5 bytes ...), short NULL bitmaps, readers returning positions
@@ -20,9 +20,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from applier.apply import literals
 from applier.binlog import rowc
 from applier.convert import mapping
+from applier.sql import literals
 from tests.unit.test_fuzz_rows import _outcome, fuzz, watchdog  # noqa: F401 (autouse)
 
 _rowc, _literals, _rename = rowc._rowc, literals._literals, mapping._rename

@@ -1,6 +1,6 @@
 """Fuzzing the decoders of what a JSON column, a partial JSON update and a compressed
-transaction carry (hypothesis): applier.binlog.jsonbinary (binary JSON, and the text of
-what it decodes), applier.binlog.jsondiff (diff lists, paths, the partial bits) and
+transaction carry (hypothesis): applier.mysqljson.jsonbinary (binary JSON, and the text of
+what it decodes), applier.mysqljson.jsondiff (diff lists, paths, the partial bits) and
 applier.binlog.payload (TRANSACTION_PAYLOAD bodies, MariaDB compressed events), on bytes
 MySQL wrote (tests/unit/test_jsonbinary.py, payload_samples.py) with bytes flipped, cut
 or appended, and on raw bytes.
@@ -16,11 +16,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from applier.binlog import jsondiff, payload
-from applier.binlog.bindecimal import DecimalError
-from applier.binlog.jsonbinary import JsonBinaryError, decode_json
-from applier.binlog.jsondiff import JsonDiffError
+from applier.binlog import payload
 from applier.binlog.rowimage import ColumnCodec
+from applier.core.bindecimal import DecimalError
+from applier.mysqljson import jsondiff
+from applier.mysqljson.jsonbinary import JsonBinaryError, decode_json
+from applier.mysqljson.jsondiff import JsonDiffError
 from tests.unit import payload_samples
 from tests.unit.test_fuzz_rows import fuzz, watchdog  # noqa: F401 (an autouse fixture)
 from tests.unit.test_jsonbinary import CAPTURED

@@ -26,7 +26,7 @@ from applier.binlog import rowc
 from applier.binlog import rowimage as ri
 from applier.binlog.assembler import Assembler
 from applier.binlog.rowimage import ColumnCodec as C
-from applier.convert.types import SourceTable
+from applier.core.types import SourceTable
 from applier.errors import ExitStatus, ReplicationStopped
 from tests.unit.test_rowc import CODECS, _bitmap, compiled_rows, encode, python_rows
 

@@ -1,6 +1,6 @@
 """Fuzzing what the applier makes of a table map's columns (hypothesis): the per-column
 values mysql-replication decodes from the table map's metadata bytes (any value a byte or
-two can hold, not only MySQL's) through applier.convert.types.metadata_of / source_type,
+two can hold, not only MySQL's) through applier.core.types.metadata_of / source_type,
 applier.binlog.tablemap's codec, and the compiled decoder's spec (rowc.c_specs).
 
 The properties: the SQL type and the codec are built without an error; every spec
@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from applier.binlog import rowc, tablemap
 from applier.binlog import rowimage as ri
-from applier.convert import types
+from applier.core import types
 from tests.unit.test_fuzz_rows import _outcome, fuzz, python_rows, watchdog  # noqa: F401
 
 _CODES = list(range(0, 20)) + list(range(245, 256))

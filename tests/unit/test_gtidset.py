@@ -1,8 +1,8 @@
-"""GTID sets in both servers' notations (applier.binlog.gtidset): no server."""
+"""GTID sets in both servers' notations (applier.core.gtidset): no server."""
 
 import pytest
 
-from applier.binlog.gtidset import GtidError, MariaDBGtidPos, MySQLGtidSet, empty, parse_set
+from applier.core.gtidset import GtidError, MariaDBGtidPos, MySQLGtidSet, empty, parse_set
 
 U1 = "3e11fa47-71ca-11e1-9e33-c80aa9429562"
 U2 = "0a11fa47-71ca-11e1-9e33-c80aa9429562"

@@ -11,7 +11,7 @@ from pymysqlreplication import binlogstream
 from pymysqlreplication.gtid import GtidSet
 
 from applier.binlog import gtidwire
-from applier.binlog.gtidset import MySQLGtidSet
+from applier.core.gtidset import MySQLGtidSet
 
 U1 = "3e11fa47-71ca-11e1-9e33-c80aa9429562"
 U2 = "00000000-0000-0000-0000-00000000000a"

@@ -1,4 +1,4 @@
-"""applier.binlog.jsonbinary / applier.binlog.jsondoc on binary JSON bytes captured from MySQL 9.7's
+"""applier.mysqljson.jsonbinary / jsondoc on binary JSON bytes captured from MySQL 9.7's
 binlog (with the text MySQL printed for each, CAST(j AS CHAR)), and on hand-built bytes."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from decimal import Decimal
 import pytest
 
 from applier.binlog import rowimage as ri
-from applier.binlog.jsonbinary import JsonBinaryError, decode_json, json_text
-from applier.binlog.jsondoc import (
+from applier.mysqljson.jsonbinary import JsonBinaryError, decode_json, json_text
+from applier.mysqljson.jsondoc import (
     JsonDecimal,
     JsonDoc,
     Opaque,

@@ -1,7 +1,7 @@
 """Partial JSON updates (PARTIAL_UPDATE_ROWS_EVENT, binlog_row_value_options=PARTIAL_JSON)
 decoded on real events (tests/unit/jsondiff_samples.py, captured from MySQL 9.7 by
 tests/unit/capture_jsondiff_samples.py, read through the library and the assembler as the
-stream reads them) and on bytes built per the format (applier.binlog.jsondiff)."""
+stream reads them) and on bytes built per the format (applier.mysqljson.jsondiff)."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ from decimal import Decimal
 
 import pytest
 
-from applier.binlog import jsondiff as jd
 from applier.binlog import rowimage as ri
 from applier.binlog.assembler import Assembler
-from applier.binlog.jsondoc import T_DATETIME, JsonDecimal, Opaque, Temporal
 from applier.errors import ReplicationStopped
+from applier.mysqljson import jsondiff as jd
+from applier.mysqljson.jsondoc import T_DATETIME, JsonDecimal, Opaque, Temporal
 from tests.unit import jsondiff_samples as samples
 from tests.unit.test_payload import _packed, _Source
 

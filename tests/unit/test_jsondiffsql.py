@@ -1,5 +1,5 @@
 """The UPDATE that applies partial JSON updates to the target's own value
-(applier.apply.jsondiffsql), without a server: the statement text and arguments per
+(applier.mysqljson.jsondiffsql), without a server: the statement text and arguments per
 operation, the exact-path tests, the error when a diff does not fit, and the table plan
 choosing it. The statements run on MySQL in tests/integration/test_partial_json.py."""
 
@@ -8,14 +8,14 @@ from __future__ import annotations
 import pymysql
 import pytest
 
-from applier.apply import jsondiffsql
 from applier.apply.plans import TablePlan
-from applier.binlog.jsondiff import INSERT, REMOVE, REPLACE, JsonDiff, JsonDiffOp, parse_path
-from applier.binlog.jsondoc import JsonDoc
 from applier.convert.decide import Mode
 from applier.convert.mapping import build_mapping
-from applier.convert.types import Column, Index, SourceTable, SqlType, TargetTable
+from applier.core.types import Column, Index, SourceTable, SqlType, TargetTable
 from applier.errors import ReplicationStopped
+from applier.mysqljson import jsondiffsql
+from applier.mysqljson.jsondiff import INSERT, REMOVE, REPLACE, JsonDiff, JsonDiffOp, parse_path
+from applier.mysqljson.jsondoc import JsonDoc
 
 R = "JSON_VALUE(JSON_ARRAY(`j`), '$[1]' RETURNING JSON ERROR ON EMPTY)"  # <rejected>
 SEVEN = JsonDoc(7)

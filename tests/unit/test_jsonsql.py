@@ -1,4 +1,4 @@
-"""applier.apply.jsonsql: the SQL that rebuilds a JSON document with its types on a MySQL target
+"""applier.mysqljson.jsonsql: the SQL that rebuilds a JSON document with its types on a MySQL target
 (no server; tests/integration/test_json_mysql.py runs it against MySQL 9.7)."""
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ from decimal import Decimal
 import pytest
 from pymysql.converters import escape_string
 
-from applier.apply.jsonsql import COLUMNS_PER_TABLE, MAX_TABLES, sql_expression
-from applier.binlog.jsonbinary import decode_json
-from applier.binlog.jsondoc import JsonDecimal, JsonDoc, Opaque, Temporal, Unsigned
 from applier.errors import ValueNotConvertible
+from applier.mysqljson.jsonbinary import decode_json
+from applier.mysqljson.jsondoc import JsonDecimal, JsonDoc, Opaque, Temporal, Unsigned
+from applier.mysqljson.jsonsql import COLUMNS_PER_TABLE, MAX_TABLES, sql_expression
 from tests.unit.test_jsonbinary import COLUMN_OBJECT, TYPED_ARRAY
 
 

@@ -1,4 +1,4 @@
-"""applier.apply.literals.mogrify writes exactly what pymysql's own cursor.mogrify writes
+"""applier.sql.literals.mogrify writes exactly what pymysql's own cursor.mogrify writes
 (the oracle), for every type the converters produce and hostile text, in both escaping
 modes of the server (NO_BACKSLASH_ESCAPES off and on), and with a registered encoder."""
 
@@ -12,8 +12,8 @@ import pymysql
 import pytest
 from pymysql.constants import SERVER_STATUS
 
-from applier.apply import literals
-from applier.apply.literals import mogrify
+from applier.sql import literals
+from applier.sql.literals import mogrify
 
 VALUES = [
     None, 0, -1, 2**63 - 1, -2**63, 2**64 - 1, True, False,
@@ -40,7 +40,7 @@ class Doc:
 
 @pytest.fixture(params=["compiled", "python"], autouse=True)
 def loop(request, monkeypatch):
-    """Every test on both versions of the value loop: C (applier/apply/_literals.c) and
+    """Every test on both versions of the value loop: C (applier/sql/_literals.c) and
     Python (the fallback without a C compiler)."""
     if request.param == "python":
         monkeypatch.setattr(literals, "_literals", None)
@@ -48,7 +48,7 @@ def loop(request, monkeypatch):
 
 
 def test_the_compiled_loop_is_built():
-    from applier.apply import _literals  # scripts/setup builds it (setup.py)
+    from applier.sql import _literals  # scripts/setup builds it (setup.py)
     assert _literals.literals(["x"], repr) == ("'x'",)
 
 

@@ -3,7 +3,7 @@
 import pytest
 
 from applier.apply import lookup, sqlbuild
-from applier.convert.types import Column, Index, SqlType, TargetTable
+from applier.core.types import Column, Index, SqlType, TargetTable
 from applier.errors import ReplicationStopped
 
 INT = SqlType("int")

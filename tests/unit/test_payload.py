@@ -15,7 +15,8 @@ import zstandard
 from applier.binlog import eventtypes as et
 from applier.binlog import payload
 from applier.binlog.assembler import Assembler
-from applier.binlog.events import Position, RowChange, Statement
+from applier.binlog.events import RowChange, Statement
+from applier.core.position import Position
 from applier.errors import ReplicationStopped
 from tests.unit import payload_samples as samples
 

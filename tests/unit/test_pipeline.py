@@ -9,7 +9,8 @@ import time
 
 import pytest
 
-from applier.binlog.events import Position, RowChange, Transaction
+from applier.binlog.events import RowChange, Transaction
+from applier.core.position import Position
 from applier.errors import ReplicationStopped, TransientError
 from applier.ops.pipeline import CHUNK, HEARTBEAT, IDLE, Handoff, Pipeline
 

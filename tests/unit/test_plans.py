@@ -4,7 +4,7 @@ TestBuildPlayerPlan): the lookup chosen and the statement text of every kind."""
 from applier.apply.plans import TablePlan
 from applier.convert.decide import Mode
 from applier.convert.mapping import build_mapping
-from applier.convert.types import Column, Index, SourceTable, SqlType, TargetTable
+from applier.core.types import Column, Index, SourceTable, SqlType, TargetTable
 
 INT = SqlType("int")
 TEXT = SqlType("varchar", length=20, charset="utf8mb4")

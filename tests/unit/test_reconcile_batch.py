@@ -6,7 +6,7 @@ from __future__ import annotations
 import io
 
 from applier.convert.decide import Mode
-from applier.convert.types import Column, Index, SqlType, TargetTable
+from applier.core.types import Column, Index, SqlType, TargetTable
 from reconcile import sqldigest
 from reconcile.plan import SOURCE, TARGET, build_plan
 from reconcile.progress import Progress, verdict

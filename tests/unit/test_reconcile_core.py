@@ -5,7 +5,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 from applier.convert.decide import Mode
-from applier.convert.types import Column, Index, SqlType, TargetTable
+from applier.core.types import Column, Index, SqlType, TargetTable
 from reconcile import chunking, repair
 from reconcile.compare import (
     EXTRA,

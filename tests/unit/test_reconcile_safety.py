@@ -10,7 +10,7 @@ import click
 import pytest
 
 from applier.convert.decide import Mode
-from applier.convert.types import Column, Index, SqlType, TargetTable
+from applier.core.types import Column, Index, SqlType, TargetTable
 from applier.errors import ReconcileStatus as Exit
 from reconcile import hashing, logsafe, repair
 from reconcile.cli import _tables, status_of, summary

@@ -7,8 +7,8 @@ from dataclasses import replace
 import pytest
 
 from applier.apply.checkpoint import Saved, resume_point
-from applier.binlog.events import Position
 from applier.config import ReplicationConfig
+from applier.core.position import Position
 from applier.errors import ConfigError
 
 POS = Position("binlog.000007", 1234)

@@ -8,8 +8,8 @@ from decimal import Decimal
 import pytest
 
 from applier.binlog import rowimage as ri
-from applier.binlog.jsonbinary import json_text
 from applier.binlog.rowimage import ColumnCodec as C
+from applier.mysqljson.jsonbinary import json_text
 
 
 def value(codec: C, raw: bytes):

@@ -4,9 +4,9 @@ from decimal import Decimal
 
 import pytest
 
-from applier.convert.columndefs import target_type
 from applier.convert.decide import Decision, Mode, classify, converter, refusal_reason
-from applier.convert.types import SqlType, source_type
+from applier.core.columndefs import target_type
+from applier.core.types import SqlType, source_type
 from applier.errors import ConversionRefused
 
 ID, NL, LO, RE = Decision.IDENTICAL, Decision.NON_LOSSY, Decision.LOSSY, Decision.REFUSED

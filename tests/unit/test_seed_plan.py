@@ -6,10 +6,11 @@ from decimal import Decimal
 
 import pytest
 
-from applier.binlog.events import Position, RowChange, Statement, Transaction
-from applier.binlog.jsondiff import REMOVE, JsonDiff, JsonDiffOp, parse_path
-from applier.convert.types import Column, Index, SourceTable, SqlType, TargetTable
+from applier.binlog.events import RowChange, Statement, Transaction
+from applier.core.position import Position
+from applier.core.types import Column, Index, SourceTable, SqlType, TargetTable
 from applier.errors import ReplicationStopped, ValueNotConvertible
+from applier.mysqljson.jsondiff import REMOVE, JsonDiff, JsonDiffOp, parse_path
 from applier.seed.copier import literal
 from applier.seed.plan import (
     DoneSet,

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from applier import cli
 from applier.apply.checkpoint import Saved
-from applier.binlog.events import Position
+from applier.core.position import Position
 from applier.errors import ExitStatus
 from applier.ops.skip import Pending, executed_after
 

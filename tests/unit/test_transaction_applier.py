@@ -9,9 +9,10 @@ import pytest
 
 from applier.apply.checkpoint import Checkpoint
 from applier.apply.transaction import Options, Totals, TransactionApplier
-from applier.binlog.events import Position, RowChange, Statement, Transaction
+from applier.binlog.events import RowChange, Statement, Transaction
 from applier.convert.decide import Mode
-from applier.convert.types import Column, Index, SourceTable, SqlType, TargetTable
+from applier.core.position import Position
+from applier.core.types import Column, Index, SourceTable, SqlType, TargetTable
 from applier.errors import RowNotFound
 
 INT = SqlType("int")

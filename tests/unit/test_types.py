@@ -4,9 +4,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from applier.convert import charsets
-from applier.convert.columndefs import parse_members, target_type
-from applier.convert.types import (
+from applier.core import charsets
+from applier.core.columndefs import parse_members, target_type
+from applier.core.types import (
     BINARY,
     BIT,
     DECIMAL,

@@ -5,7 +5,7 @@ import pytest
 
 from applier.apply.versioning import Period, Versioning, epoch
 from applier.binlog.events import RowChange
-from applier.convert.types import Column, SourceTable, SqlType
+from applier.core.types import Column, SourceTable, SqlType
 from applier.errors import ReplicationStopped
 
 END = "2038-01-19 03:14:07.999999"

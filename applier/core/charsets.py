@@ -15,7 +15,7 @@ import codecs
 from dataclasses import dataclass
 from functools import cache
 
-from applier.convert.collations import COLLATIONS
+from applier.core.collations import COLLATIONS
 
 BINARY_COLLATION_ID = 63
 

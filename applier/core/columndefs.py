@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from applier.convert import charsets
-from applier.convert.types import (
+from applier.core import charsets
+from applier.core.types import (
     BLOB_BYTES,
     FIXED_BINARY,
     FRACTIONAL,

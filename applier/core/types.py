@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from applier.convert import charsets
+from applier.core import charsets
 
 # Groups (WL#5151): conversions are only ever allowed inside one group.
 INTEGER = "integer"  # tinyint smallint mediumint int bigint

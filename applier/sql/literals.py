@@ -19,7 +19,7 @@ from pymysql import converters
 from pymysql.constants import SERVER_STATUS
 
 try:  # the same loop compiled (setup.py); without a C compiler the loop below does it
-    from applier.apply import _literals
+    from applier.sql import _literals
 except ImportError:
     _literals = None
 

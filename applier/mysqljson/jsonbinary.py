@@ -1,5 +1,5 @@
 """MySQL's binary JSON (the JSON column format of MySQL 5.7+ row images) decoded into a
-typed document (applier.binlog.jsondoc), nothing lost: DECIMAL, DATE, TIME, DATETIME, TIMESTAMP,
+typed document (applier.mysqljson.jsondoc), nothing lost: DECIMAL, DATE, TIME, DATETIME, TIMESTAMP,
 unsigned integers and opaque values keep their MySQL types. Pure.
 (MariaDB stores JSON as LONGTEXT: its values arrive as text.)
 
@@ -15,8 +15,8 @@ from __future__ import annotations
 import struct
 from typing import Any
 
-from applier.binlog.bindecimal import decode_decimal
-from applier.binlog.jsondoc import (
+from applier.core.bindecimal import decode_decimal
+from applier.mysqljson.jsondoc import (
     T_DATE,
     T_DATETIME,
     T_NEWDECIMAL,

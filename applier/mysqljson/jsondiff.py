@@ -24,7 +24,7 @@ wrote):
 
 MySQL's replica applies the diffs, in order, to its *own* current value of the column
 (json_diff.cc apply_json_diffs), rejecting the row (error 3648) when the value is NULL or
-an operation does not fit it; applier.apply.jsondiffsql does the same on the target. A path
+an operation does not fit it; applier.mysqljson.jsondiffsql does the same on the target. A path
 MySQL never writes in a diff (the whole document `$`, wildcards, ranges) and an unknown
 operation stop replication here, naming the fix: binlog_row_value_options=''.
 """
@@ -37,8 +37,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from applier.binlog.jsonbinary import decode_json
-from applier.binlog.jsondoc import JsonDoc
+from applier.mysqljson.jsonbinary import decode_json
+from applier.mysqljson.jsondoc import JsonDoc
 
 PARTIAL_JSON_UPDATES = 1
 REPLACE, INSERT, REMOVE = 0, 1, 2

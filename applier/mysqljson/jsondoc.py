@@ -227,7 +227,7 @@ class JsonDoc:
 
     Compares equal to another JsonDoc with the same typed nodes, and to a str holding its
     text (so code comparing against what a server returns for the column keeps working);
-    repr shows the text. A target connection renders it as SQL (applier.apply.jsonsql)."""
+    repr shows the text. A target connection renders it as SQL (applier.mysqljson.jsonsql)."""
 
     __slots__ = ("root", "_text", "_plain")
 

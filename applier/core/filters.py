@@ -11,7 +11,7 @@ wild-do before wild-ignore, which makes an ignore inside a do pattern useless). 
 it is replicated when the do list is empty or one of its patterns matches.
 
 Online schema change tools' helper tables (``_t_gho``, ``_t_new``, ``_t_old``... see
-``applier.apply.osctables``) follow the filter of the table they belong to: replicated when
+``applier.core.osctables``) follow the filter of the table they belong to: replicated when
 ``t`` is, so ``do_tables = ["shop.orders"]`` carries a gh-ost or pt-online-schema-change
 run on ``shop.orders`` through its cut-over; an ignore pattern covering the helper's own
 name (``shop.\\_%``) does not keep it out while ``t`` is replicated. A helper name is also
@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 
-from applier.apply.osctables import helper_of
+from applier.core.osctables import helper_of
 
 TableFilter = Callable[[str, str], bool]
 DatabaseFilter = Callable[[str], bool]

@@ -1,5 +1,5 @@
 """The UPDATE for a row whose after image holds partial JSON updates
-(applier.binlog.jsondiff.JsonDiff): the operations are applied to the target's *own*
+(applier.mysqljson.jsondiff.JsonDiff): the operations are applied to the target's *own*
 current value of the column, as MySQL's replica applies them to its own
 (sql/json_diff.cc apply_json_diffs), so the result is the same with any binlog_row_image
 (MINIMAL logs no before value at all). Pure: SQL text and arguments, never a connection.
@@ -21,7 +21,7 @@ array leg, its container an ARRAY. A NULL value fails every test. <rejected> rai
 3966 (JSON_VALUE ... ERROR ON EMPTY), and only when evaluated; `check_rejected` turns it
 into error 3648, ER_COULD_NOT_APPLY_JSON_DIFF, MySQL's replica's error for the same row.
 Paths and values are bound as arguments: a value is a JsonDoc, rendered with its types
-(DECIMAL, DATETIME, opaque ...) by applier.apply.jsonsql.
+(DECIMAL, DATETIME, opaque ...) by applier.mysqljson.jsonsql.
 
 Only a JSON target column takes a diff (a JSON source column maps to nothing else: see
 applier.convert.decide); any other target stops replication naming the column and the fix.
@@ -31,10 +31,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from applier.apply import sqlbuild
-from applier.apply.target import error_code
-from applier.binlog.jsondiff import CELL, INSERT, MEMBER, REMOVE, REPLACE, JsonDiff, JsonDiffOp
 from applier.errors import ReplicationStopped
+from applier.mysqljson.jsondiff import CELL, INSERT, MEMBER, REMOVE, REPLACE, JsonDiff, JsonDiffOp
+from applier.server_codes import error_code
 
 REJECTED_CODE = 3966  # what <rejected> raises
 COULD_NOT_APPLY = 3648  # ER_COULD_NOT_APPLY_JSON_DIFF
@@ -42,28 +41,8 @@ FIX = ("set binlog_row_value_options='' on the source (whole JSON documents are 
        "logged)")
 
 
-def update(schema: str, table: str, plan, before: dict[str, Any],
-           after: dict[str, Any]) -> tuple[str, list[Any]]:
-    """UPDATE one row found by the plan: plain columns set to their values, JsonDiff
-    columns patched in place (module docstring)."""
-    sets: list[str] = []
-    args: list[Any] = []
-    for name, value in after.items():
-        col = sqlbuild.ident(name)
-        if isinstance(value, JsonDiff):
-            text, more = assignments(col, value)
-            sets.append(text)
-            args += more
-        else:
-            sets.append(f"{col} = %s")
-            args.append(value)
-    sql = (f"UPDATE {sqlbuild.qualified(schema, table)} SET {', '.join(sets)} "
-           f"WHERE {sqlbuild.where_text(plan)}")
-    return (sql if plan.unique else sql + " LIMIT 1"), args + sqlbuild.where_args(plan, before)
-
-
 def assignments(col: str, diff: JsonDiff) -> tuple[str, list[Any]]:
-    """`col = IF(..)` per operation (col already quoted as sqlbuild.ident quotes it)."""
+    """`col = IF(..)` per operation (col already quoted as applier.sql.names.ident quotes it)."""
     rejected = f"JSON_VALUE(JSON_ARRAY({col}), '$[1]' RETURNING JSON ERROR ON EMPTY)"
     if not diff.ops:
         return f"{col} = IF({col} IS NOT NULL, {col}, {rejected})", []

@@ -1,4 +1,4 @@
-/* Compiled SQL literals: the value loop of applier.apply.literals.mogrify, in C.
+/* Compiled SQL literals: the value loop of applier.sql.literals.mogrify, in C.
  *
  * literals(args, other) -> tuple of str, one literal per argument, written exactly as
  * pymysql writes them for a connection with backslash escapes (the caller checks that

@@ -1,7 +1,7 @@
 """SQL that makes a MySQL target store a JsonDoc exactly as the source stored it: the
 same JSON_TYPE() at every path and the same text (measured on MySQL 9.7).
 
-A plain document (applier.binlog.jsondoc) is its text, parsed by the target:
+A plain document (applier.mysqljson.jsondoc) is its text, parsed by the target:
 `CAST('<text>' AS JSON)`. Otherwise the document is built with JSON_OBJECT / JSON_ARRAY
 around its typed scalars, and plain subtrees stay `CAST('<text>' AS JSON)`:
 
@@ -34,7 +34,8 @@ from collections.abc import Callable
 from decimal import ROUND_DOWN, Decimal
 from typing import Any
 
-from applier.binlog.jsondoc import (
+from applier.errors import ValueNotConvertible
+from applier.mysqljson.jsondoc import (
     BLOB_TYPES,
     T_BIT,
     T_DATE,
@@ -51,7 +52,6 @@ from applier.binlog.jsondoc import (
     is_plain,
     text_of,
 )
-from applier.errors import ValueNotConvertible
 
 Quote = Callable[[str], str]  # a str -> its SQL string literal (the connection's escaping)
 
