@@ -151,12 +151,12 @@ def seed(ctx, config_path: str, tables: str | None, master: str | None, force: s
          create: bool, chunk_rows: int | None, readers: int | None) -> None:
     """Copy the source's rows to the target, converted as the daemon converts them, and
     set the checkpoint at the copy's consistent position (then `applier start`)."""
-    from applier.seed.command import CHUNK_ROWS, Options, run_seed
+    from applier.seed.command import CHUNK_ROWS, SeedOptions, run_seed
 
     cfg = _load(config_path)
     _setup_logging(cfg.daemon.log_level, ctx.obj["debug"])
     names = tuple(t.strip() for t in tables.split(",") if t.strip()) if tables else None
-    run_seed(cfg, Options(tables=names, master=master, force=force, create=create,
+    run_seed(cfg, SeedOptions(tables=names, master=master, force=force, create=create,
                           chunk_rows=chunk_rows or CHUNK_ROWS, readers=readers))
 
 

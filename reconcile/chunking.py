@@ -14,7 +14,7 @@ import logging
 import math
 
 from applier.core.types import BINARY, INTEGER, STRING, TEMPORAL, SqlType
-from reconcile.plan import SOURCE, TablePlan
+from reconcile.plan import SOURCE, ComparePlan
 
 log = logging.getLogger(__name__)
 
@@ -80,7 +80,7 @@ def integer_bounds(lo: int, hi: int, rows: int, chunk_rows: int) -> list[Boundar
     return [(str(b),) for b in range(lo + width, hi + 1, width)]
 
 
-def compute_bounds(conn, plan: TablePlan, chunk_rows: int) -> list[Boundary]:
+def compute_bounds(conn, plan: ComparePlan, chunk_rows: int) -> list[Boundary]:
     """Chunk boundaries read from the source (empty: one chunk)."""
     if not plan.chunkable:
         return []
@@ -102,7 +102,7 @@ def compute_bounds(conn, plan: TablePlan, chunk_rows: int) -> list[Boundary]:
     return _sampled_bounds(conn, plan, cols, chunk_rows)
 
 
-def _checked_estimate(cur, plan: TablePlan, estimate: int, chunk_rows: int) -> int:
+def _checked_estimate(cur, plan: ComparePlan, estimate: int, chunk_rows: int) -> int:
     """TABLE_ROWS, unless it is small and may be stale (InnoDB recalculates its statistics
     in the background, seconds after a bulk load): then a count bounded by
     COUNT_CHECK_CHUNKS chunks, so a freshly loaded table is not read as one chunk."""
@@ -113,7 +113,7 @@ def _checked_estimate(cur, plan: TablePlan, estimate: int, chunk_rows: int) -> i
     return max(estimate, int(cur.fetchone()[0]))
 
 
-def _sampled_bounds(conn, plan: TablePlan, cols: list[str], chunk_rows: int) -> list[Boundary]:
+def _sampled_bounds(conn, plan: ComparePlan, cols: list[str], chunk_rows: int) -> list[Boundary]:
     """Every chunk_rows-th key in key order, picked by the server (a window function):
     only the boundaries travel, never the whole key."""
     exprs = [literal_expr(c, plan.columns[i].source_type) for c, i in zip(cols, plan.key,

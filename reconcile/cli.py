@@ -98,7 +98,7 @@ def run(ctx, config_path: str, tables: str | None, report_dir: str | None,
     """Compare the tables; write report.json, report.html and repair.sql."""
     from applier.config import load_config
     from reconcile import job
-    from reconcile.progress import Progress
+    from reconcile.progress import RunProgress
 
     if traceback:
         ctx.find_root().params["debug"] = True
@@ -106,7 +106,7 @@ def run(ctx, config_path: str, tables: str | None, report_dir: str | None,
     logsafe.register(config.source.password, config.target.password)
     logsafe.guard()
     result, folder = job.run(config, tables=_tables(tables), report_dir=report_dir,
-                             master=master, progress=Progress(quiet=quiet))
+                             master=master, progress=RunProgress(quiet=quiet))
     click.echo(f"{folder}/report.json")
     status = status_of(result)
     for message in result.errors:

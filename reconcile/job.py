@@ -20,18 +20,18 @@ from applier.errors import ApplierError
 from reconcile import (
     chunking,
     hashing,
+    jdbc,
     logsafe,
     narrow,
     positions,
     repair,
     report,
-    snapshot,
     sqldigest,
 )
 from reconcile.compare import diff_rows, differing_chunks
 from reconcile.objects import compared_objects
-from reconcile.plan import SOURCE, TARGET, TablePlan, build_plan
-from reconcile.progress import Progress
+from reconcile.plan import SOURCE, TARGET, ComparePlan, build_plan
+from reconcile.progress import RunProgress
 from reconcile.session import LazySpark, spark_session  # noqa: F401 - tests start theirs with it
 from reconcile.verify import Sides, readers, recheck
 
@@ -92,7 +92,7 @@ class Context:
 class Prepared:
     """A table planned and chunked, waiting for its digests."""
 
-    plan: TablePlan
+    plan: ComparePlan
     bounds: list
     sp: list[str]  # chunk predicates, source
     tp: list[str]  # the same, replica
@@ -117,7 +117,7 @@ def prepare_table(ctx: Context, schema: str, table: str) -> Prepared | report.Ta
 
 
 def spark_digests(ctx: Context, p: Prepared):
-    return snapshot.chunk_digests(ctx.spark, ctx.sides.source, ctx.sides.target, p.plan,
+    return jdbc.chunk_digests(ctx.spark, ctx.sides.source, ctx.sides.target, p.plan,
                                   p.sp, p.tp)
 
 
@@ -136,11 +136,11 @@ def finish_table(ctx: Context, p: Prepared, sd: dict, td: dict,
                  plan.name)
     elif small:  # a few narrow key ranges: read them on the driver
         names = [c.target for c in plan.columns]
-        found = diff_rows(snapshot.direct_range_rows(ctx.src, plan, SOURCE, sp),
-                          snapshot.direct_range_rows(ctx.tgt, plan, TARGET, tp), names)
+        found = diff_rows(jdbc.direct_range_rows(ctx.src, plan, SOURCE, sp),
+                          jdbc.direct_range_rows(ctx.tgt, plan, TARGET, tp), names)
         diffs, cut = found[:DIFF_LIMIT], len(found) > DIFF_LIMIT
     elif bad:
-        diffs, cut = snapshot.diff_chunks(ctx.spark, ctx.sides.source, ctx.sides.target, plan,
+        diffs, cut = jdbc.diff_chunks(ctx.spark, ctx.sides.source, ctx.sides.target, plan,
                                           sp, tp, DIFF_LIMIT)
     verdict = None
     if diffs:
@@ -157,7 +157,7 @@ def finish_table(ctx: Context, p: Prepared, sd: dict, td: dict,
     return tr, repair.repair_lines(plan, confirmed)
 
 
-def _narrowed(ctx: Context, plan: TablePlan, bounds, bad: list[int], sp: list[str],
+def _narrowed(ctx: Context, plan: ComparePlan, bounds, bad: list[int], sp: list[str],
               tp: list[str]) -> tuple[list[str], list[str], bool]:
     """Predicates of the rows to fetch: the differing chunks, narrowed by bisection when
     the key is a single integer column; True when they are few enough for the driver."""
@@ -180,7 +180,7 @@ def _narrowed(ctx: Context, plan: TablePlan, bounds, bad: list[int], sp: list[st
     return narrow.preds(plan, SOURCE, leaves), narrow.preds(plan, TARGET, leaves), small
 
 
-def _method(plan: TablePlan) -> str:
+def _method(plan: ComparePlan) -> str:
     if plan.all_pushdown:
         return "sql-hash"
     return "spark-convert" if not any(c.pushdown for c in plan.columns) else "sql+spark"
@@ -188,10 +188,10 @@ def _method(plan: TablePlan) -> str:
 
 def _context(config: Config, session: LazySpark, src, tgt, hash_name: str) -> Context:
     rep = config.replication
-    jar = config.reconcile.jdbc_jar or snapshot.default_jar()
-    driver = snapshot.driver_class(jar)
+    jar = config.reconcile.jdbc_jar or jdbc.default_jar()
+    driver = jdbc.driver_class(jar)
     sides = Sides(
-        session, snapshot.jdbc_for(config.source, driver), snapshot.jdbc_for(config.target, driver),
+        session, jdbc.jdbc_for(config.source, driver), jdbc.jdbc_for(config.target, driver),
         lambda: positions.source_position(src),
         lambda: positions.replica_position(tgt, rep.checkpoint_table, rep.server_id),
         config.reconcile.catch_up_timeout)
@@ -213,13 +213,13 @@ def _prepare(conn, role: str) -> hashing.ServerKind:
 
 def run(config: Config, *, tables: tuple[str, ...] | None = None,
         report_dir: str | None = None, master: str | None = None,
-        progress: Progress | None = None):
+        progress: RunProgress | None = None):
     """Compare, write the report folder; returns (RunReport, folder). Once the servers
     are reachable, a failure still writes a report (with the error in it). `progress`
     (default: silent) hears of each table done."""
-    progress = progress or Progress(quiet=True)
+    progress = progress or RunProgress(quiet=True)
     started = report.now()
-    jar = config.reconcile.jdbc_jar or snapshot.default_jar()
+    jar = config.reconcile.jdbc_jar or jdbc.default_jar()
     if jar and not os.path.exists(jar):
         raise ReconcileError(f"[reconcile] jdbc_jar: {jar} does not exist — install "
                              "libmariadb-java or point jdbc_jar at a MySQL/MariaDB driver")
@@ -278,7 +278,7 @@ def error_text(exc: BaseException) -> str:
     first = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
     if type(exc).__module__ not in ("builtins", "reconcile.job") and ":" not in first[:40]:
         first = f"{type(exc).__name__}: {first}"
-    return snapshot.redact(first[:2000])
+    return jdbc.redact(first[:2000])
 
 
 def compare_all(ctx: Context, chosen: list[tuple[str, str]]):
@@ -304,7 +304,7 @@ def compare_all(ctx: Context, chosen: list[tuple[str, str]]):
         if i in digests:
             sd, td, secs, err = digests[i]
             if err:
-                yield report.TableReport(table=name, error=snapshot.redact(err)), []
+                yield report.TableReport(table=name, error=jdbc.redact(err)), []
                 continue
             yield _guard(name, lambda p=p, sd=sd, td=td, secs=secs:
                          finish_table(ctx, p, sd, td, p.seconds + secs))
@@ -326,7 +326,7 @@ def _spark_batch(ctx: Context, prepared: list) -> dict:
         return {}
     t0 = time.monotonic()
     try:
-        got = snapshot.many_chunk_digests(ctx.spark, ctx.sides.source, ctx.sides.target,
+        got = jdbc.many_chunk_digests(ctx.spark, ctx.sides.source, ctx.sides.target,
                                           {i: (p.plan, p.sp, p.tp) for i, p in chosen.items()})
     except Exception as exc:  # noqa: BLE001 - retried table by table
         log.info("one job for %d tables failed (%s); table by table", len(chosen),

@@ -9,11 +9,11 @@ from __future__ import annotations
 import logging
 from concurrent.futures import ThreadPoolExecutor
 
-from reconcile import snapshot
+from reconcile import jdbc
 from reconcile.chunking import Range, range_predicate, split_range, width
 from reconcile.compare import differing_chunks
 from reconcile.expected import MASK64
-from reconcile.plan import SOURCE, TARGET, TablePlan
+from reconcile.plan import SOURCE, TARGET, ComparePlan
 
 log = logging.getLogger(__name__)
 
@@ -21,7 +21,7 @@ LEAF_KEYS = 2000  # ranges this wide (in key values) are fetched as rows
 FANOUT = 32
 
 
-def extent(conn, plan: TablePlan, side: str) -> tuple[int, int] | None:
+def extent(conn, plan: ComparePlan, side: str) -> tuple[int, int] | None:
     col = plan.key_columns(side)[0]
     with conn.cursor() as cur:
         cur.execute(f"SELECT MIN({col}), MAX({col}) FROM {plan.qualified}")
@@ -29,7 +29,7 @@ def extent(conn, plan: TablePlan, side: str) -> tuple[int, int] | None:
     return None if lo is None else (int(lo), int(hi))
 
 
-def preds(plan: TablePlan, side: str, ranges: list[Range]) -> list[str]:
+def preds(plan: ComparePlan, side: str, ranges: list[Range]) -> list[str]:
     col = plan.key_columns(side)[0]
     return [range_predicate(col, r) for r in ranges]
 
@@ -54,7 +54,7 @@ def bucket_sql(col: str, subs: list[Range]) -> str:
     return f"CASE {cases} END"
 
 
-def sql_digests(conn, plan: TablePlan, side: str, r: Range,
+def sql_digests(conn, plan: ComparePlan, side: str, r: Range,
                 subs: list[Range]) -> dict[int, tuple[int, int]]:
     """Digests of the sub-ranges of `r`, aggregated by the server in one query."""
     col = plan.key_columns(side)[0]
@@ -65,7 +65,7 @@ def sql_digests(conn, plan: TablePlan, side: str, r: Range,
         return {int(b): (int(n), int(s or 0) & MASK64) for b, n, s in cur.fetchall()}
 
 
-def narrow_in_sql(src, tgt, plan: TablePlan, ranges: list[Range], lo: int,
+def narrow_in_sql(src, tgt, plan: ComparePlan, ranges: list[Range], lo: int,
                   hi: int) -> list[Range]:
     """As `narrow`, for a table hashed entirely in SQL: the servers aggregate each level
     (one query per range and side, both sides at once), no Spark job."""
@@ -92,7 +92,7 @@ def narrow_in_sql(src, tgt, plan: TablePlan, ranges: list[Range], lo: int,
         level = keep
 
 
-def narrow(spark, source: snapshot.Jdbc, target: snapshot.Jdbc, plan: TablePlan,
+def narrow(spark, source: jdbc.Jdbc, target: jdbc.Jdbc, plan: ComparePlan,
            ranges: list[Range], lo: int, hi: int) -> list[Range]:
     """The differing sub-ranges of `ranges`, none wider than LEAF_KEYS unless it holds a
     single key value."""
@@ -105,7 +105,7 @@ def narrow(spark, source: snapshot.Jdbc, target: snapshot.Jdbc, plan: TablePlan,
         subs = [s for r in big for s in split_range(r, lo, hi, FANOUT)]
         if len(subs) == len(big):
             return level
-        sd, td = snapshot.chunk_digests(spark, source, target, plan,
+        sd, td = jdbc.chunk_digests(spark, source, target, plan,
                                         preds(plan, SOURCE, subs), preds(plan, TARGET, subs))
         keep = [subs[i] for i in differing_chunks(sd, td, len(subs))]
         log.debug("%s: %d range(s) -> %d differing of %d", plan.name, len(big), len(keep),

@@ -1,4 +1,4 @@
-"""TablePlan: which columns are compared, how, by which key, and the SQL that reads them.
+"""ComparePlan: which columns are compared, how, by which key, and the SQL that reads them.
 
 Pure. Columns are paired by the applier's own `applier.convert.mapping.build_mapping` (by name or
 by position, the same decisions the applier takes); columns present on one side only are
@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from applier.convert.decide import Decision, Mode
 from applier.convert.mapping import build_mapping
-from applier.core.types import INTEGER, SourceTable, TargetTable
+from applier.core.types import INTEGER, SourceTable, TableDef
 from reconcile.expected import (
     ColumnPlan,
     RowConverter,
@@ -42,7 +42,7 @@ class Drift:
 
 
 @dataclass(frozen=True)
-class TablePlan:
+class ComparePlan:
     schema: str
     table: str
     columns: tuple[ColumnPlan, ...]
@@ -117,7 +117,7 @@ class TablePlan:
         return c.source_type if side == SOURCE else c.target_type
 
 
-def _key_indexes(table: TargetTable) -> tuple[str, ...]:
+def _key_indexes(table: TableDef) -> tuple[str, ...]:
     """The source's primary key, else its first unique key with NOT NULL columns."""
     notnull = {c.name for c in table.columns if not c.nullable}
     for idx in table.indexes:
@@ -137,8 +137,8 @@ def _chunk_safe(c: ColumnPlan) -> bool:
     return c.decision == Decision.IDENTICAL.value and s.collation == t.collation
 
 
-def build_plan(source: TargetTable, target: TargetTable, mode: Mode, *,
-               by: str = "name", hash_name: str = "sha256") -> TablePlan:
+def build_plan(source: TableDef, target: TableDef, mode: Mode, *,
+               by: str = "name", hash_name: str = "sha256") -> ComparePlan:
     """Pair the columns the way the applier does; decide key, chunking and pushdown."""
     stable = SourceTable(source.schema, source.table, 0, source.columns)
     mapping = build_mapping(stable, target, mode, by=by, strict=False)
@@ -159,5 +159,5 @@ def build_plan(source: TargetTable, target: TargetTable, mode: Mode, *,
     drift = Drift(tuple(c.name for c in mapping.missing_on_target),
                   tuple(c.name for c in mapping.extra_target), tuple(refused))
     chunkable = bool(key) and all(_chunk_safe(columns[i]) for i in key)
-    return TablePlan(source.schema, source.table, tuple(columns), key, chunkable, mode, drift,
+    return ComparePlan(source.schema, source.table, tuple(columns), key, chunkable, mode, drift,
                      hash_name)

@@ -27,7 +27,7 @@ def verdict(t: TableReport) -> str:
     return ", ".join(parts)
 
 
-class Progress:
+class RunProgress:
     def __init__(self, quiet: bool = False, stream: TextIO | None = None):
         self.quiet = quiet
         self.stream = stream or sys.stderr

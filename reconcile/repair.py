@@ -30,7 +30,7 @@ from applier.apply.sqlmode import APPLY_SQL_MODE
 from applier.core.types import SqlType
 from reconcile.compare import EXTRA, MISMATCHED, MISSING, RowDiff
 from reconcile.expected import Unconvertible, quote
-from reconcile.plan import TablePlan
+from reconcile.plan import ComparePlan
 
 SQL_MODE = f"{APPLY_SQL_MODE},NO_BACKSLASH_ESCAPES"
 PIECE = 256 * 1024  # bytes of a value per literal
@@ -125,7 +125,7 @@ class Script:
             refs.append(var)
         return refs, before, after
 
-    def statement(self, plan: TablePlan, d: RowDiff) -> list[str]:
+    def statement(self, plan: ComparePlan, d: RowDiff) -> list[str]:
         types = {c.target: c.target_type for c in plan.columns}
         names = [c.target for c in plan.columns]
         table = plan.qualified
@@ -158,11 +158,11 @@ def _where(cols: list[str], refs: Iterable[str], null_safe: bool = False) -> str
     return " AND ".join(f"{quote(c)} {op} {r}" for c, r in zip(cols, refs, strict=True))
 
 
-def statement(plan: TablePlan, d: RowDiff) -> str:
+def statement(plan: ComparePlan, d: RowDiff) -> str:
     return "\n".join(Script().statement(plan, d))
 
 
-def repair_lines(plan: TablePlan, diffs: Iterable[RowDiff],
+def repair_lines(plan: ComparePlan, diffs: Iterable[RowDiff],
                  script: Script | None = None) -> list[str]:
     script = script or Script()
     out: list[str] = []

@@ -17,7 +17,7 @@ from pathlib import Path
 from applier.core.types import ENUMSET, SqlType
 from reconcile.compare import EXTRA, MISMATCHED, MISSING, RowDiff
 from reconcile.expected import Unconvertible
-from reconcile.plan import TablePlan
+from reconcile.plan import ComparePlan
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +49,7 @@ def display(v, t: SqlType | None = None):
     return v
 
 
-def sample(plan: TablePlan, d: RowDiff) -> dict:
+def sample(plan: ComparePlan, d: RowDiff) -> dict:
     """One difference as the report shows it: key by column name, both values."""
     types = {c.target: c.target_type for c in plan.columns}
     if plan.key:
@@ -96,7 +96,7 @@ class TableReport:
         return d
 
 
-def table_report(plan: TablePlan, confirmed: list[RowDiff], **kw) -> TableReport:
+def table_report(plan: ComparePlan, confirmed: list[RowDiff], **kw) -> TableReport:
     by_kind: dict[str, list[RowDiff]] = {MISSING: [], EXTRA: [], MISMATCHED: []}
     for d in confirmed:
         by_kind[d.kind].append(d)

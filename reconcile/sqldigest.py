@@ -19,7 +19,7 @@ import pymysql
 from applier.config import ServerConfig
 from reconcile.compare import Digest
 from reconcile.expected import MASK64
-from reconcile.plan import SOURCE, TARGET, TablePlan
+from reconcile.plan import SOURCE, TARGET, ComparePlan
 
 log = logging.getLogger(__name__)
 
@@ -44,12 +44,12 @@ class Done:
     error: str | None = None
 
 
-def chunk_sql(plan: TablePlan, side: str, pred: str) -> str:
+def chunk_sql(plan: ComparePlan, side: str, pred: str) -> str:
     return (f"SELECT COUNT(*), CAST(SUM(rc__h) AS CHAR) FROM ({plan.select_digest(side)}) rc"
             f" WHERE {pred}")
 
 
-def tasks_for(index: int, plan: TablePlan, src_preds: list[str],
+def tasks_for(index: int, plan: ComparePlan, src_preds: list[str],
               tgt_preds: list[str]) -> list[Task]:
     """Both sides' queries, alternating, so that both servers work at once."""
     return [Task(index, side, i, chunk_sql(plan, side, preds[i]))

@@ -13,9 +13,9 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from reconcile import positions, snapshot
+from reconcile import jdbc, positions
 from reconcile.compare import RowDiff, settle
-from reconcile.plan import SOURCE, TARGET, TablePlan
+from reconcile.plan import SOURCE, TARGET, ComparePlan
 
 log = logging.getLogger(__name__)
 
@@ -26,8 +26,8 @@ class Sides:
     position readers."""
 
     session: object  # reconcile.session.LazySpark
-    source: snapshot.Jdbc
-    target: snapshot.Jdbc
+    source: jdbc.Jdbc
+    target: jdbc.Jdbc
     source_position: object  # () -> BinlogPos
     replica_position: object  # () -> BinlogPos | None
     timeout: float
@@ -48,20 +48,20 @@ class Verdict:
 Reader = Callable[[set[tuple]], dict[tuple, list[tuple]]]  # keys -> {key: [rows]}
 
 
-def readers(sides: Sides, plan: TablePlan, src_preds: list[str], tgt_preds: list[str],
+def readers(sides: Sides, plan: ComparePlan, src_preds: list[str], tgt_preds: list[str],
             src_conn, tgt_conn) -> tuple[Reader, Reader]:
     """Read rows by key on the driver when the key allows it, else through Spark from the
     chunks that hold them."""
     if plan.chunkable:
-        return (lambda keys: snapshot.direct_rows(src_conn, plan, SOURCE, keys),
-                lambda keys: snapshot.direct_rows(tgt_conn, plan, TARGET, keys))
-    return (lambda keys: snapshot.rows_for_keys(sides.spark, sides.source, plan, SOURCE,
+        return (lambda keys: jdbc.direct_rows(src_conn, plan, SOURCE, keys),
+                lambda keys: jdbc.direct_rows(tgt_conn, plan, TARGET, keys))
+    return (lambda keys: jdbc.rows_for_keys(sides.spark, sides.source, plan, SOURCE,
                                                 src_preds, keys),
-            lambda keys: snapshot.rows_for_keys(sides.spark, sides.target, plan, TARGET,
+            lambda keys: jdbc.rows_for_keys(sides.spark, sides.target, plan, TARGET,
                                                 tgt_preds, keys))
 
 
-def recheck(sides: Sides, plan: TablePlan, read_source: Reader, read_replica: Reader,
+def recheck(sides: Sides, plan: ComparePlan, read_source: Reader, read_replica: Reader,
             keys: set[tuple]) -> Verdict:
     names = [c.target for c in plan.columns]
     pending = set(keys)

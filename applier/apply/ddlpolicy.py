@@ -39,7 +39,7 @@ from applier.binlog.statements import StatementInfo
 from applier.convert.decide import Decision, Mode, natural_class
 from applier.core.osctables import COPY, helper_of
 from applier.core.position import Position
-from applier.core.types import Column, SourceTable, TargetTable
+from applier.core.types import Column, SourceTable, TableDef
 from applier.errors import ReplicationStopped
 
 log = logging.getLogger(__name__)
@@ -153,7 +153,7 @@ class DdlPolicy:
 
         return Prepared(sql, applied)
 
-    def _judge(self, name: Name, target: TargetTable, changes: list, sql: str,
+    def _judge(self, name: Name, target: TableDef, changes: list, sql: str,
                end: Position) -> None:
         known = self.known.get(name, {})
         for ch in changes:
@@ -251,7 +251,7 @@ class DdlPolicy:
                 self.known[new] = known
 
 
-def _row_key(table: TargetTable) -> tuple[str, ...] | None:
+def _row_key(table: TableDef) -> tuple[str, ...] | None:
     """The primary key, else a unique key whose columns are all NOT NULL."""
     for idx in sorted(table.indexes, key=lambda i: i.name != "PRIMARY"):
         cols = [table.column(n) for n in idx.columns]

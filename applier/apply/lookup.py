@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from applier.apply.sqlbuild import ident, qualified, quote
-from applier.core.types import Index, TargetTable
+from applier.core.types import Index, TableDef
 from applier.errors import ReplicationStopped
 
 PRIMARY_KEY = "primary_key"
@@ -41,7 +41,7 @@ class LookupPlan:
         return f"{self.kind.replace('_', ' ')} {self.index} ({', '.join(self.columns)})"
 
 
-def _not_null(target: TargetTable, index: Index) -> bool:
+def _not_null(target: TableDef, index: Index) -> bool:
     for name in index.columns:
         col = target.column(name)
         if col is None or col.nullable:
@@ -58,7 +58,7 @@ def _available_prefix(index: Index, available: frozenset[str]) -> int:
     return n
 
 
-def plan_lookup(target: TargetTable, available: Sequence[str]) -> LookupPlan:
+def plan_lookup(target: TableDef, available: Sequence[str]) -> LookupPlan:
     """Choose how to find a row given the target columns that have a before-image value:
     the primary key, else a unique key whose columns are all NOT NULL, else the index with
     the longest usable prefix plus a comparison of every available column, else a table

@@ -1,4 +1,4 @@
-"""Reads table definitions from information_schema (COLUMNS, STATISTICS) into TargetTable.
+"""Reads table definitions from information_schema (COLUMNS, STATISTICS) into TableDef.
 
 Thin I/O: one query per table for columns and one for indexes. Works on either server (the
 `check` command reads the source's definitions the same way).
@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable
 
 from applier.apply import triggers
 from applier.core.columndefs import target_type
-from applier.core.types import Column, Index, TargetTable
+from applier.core.types import Column, Index, TableDef
 
 log = logging.getLogger(__name__)
 
@@ -82,7 +82,7 @@ def column_from_row(index: int, row: dict) -> Column:
                   nullable=nullable, default=default, has_default=has_default, extra=extra)
 
 
-def read_table(conn, schema: str, table: str) -> TargetTable | None:
+def read_table(conn, schema: str, table: str) -> TableDef | None:
     """The table's definition, or None when it does not exist."""
     with conn.cursor() as cur:
         cur.execute(_COLUMNS, (schema, table))
@@ -95,7 +95,7 @@ def read_table(conn, schema: str, table: str) -> TargetTable | None:
         for name, non_unique, col in cur.fetchall():
             name, col = _text(name), _text(col)
             indexes.setdefault(name, (not int(non_unique), []))[1].append(col)
-    return TargetTable(schema, table, columns,
+    return TableDef(schema, table, columns,
                        tuple(Index(n, tuple(cols), u) for n, (u, cols) in indexes.items()))
 
 
@@ -118,11 +118,11 @@ class SchemaCache:
     def __init__(self, conn, check_every: float = CHECK_EVERY):
         self.conn = conn
         self.check_every = check_every
-        self._tables: dict[tuple[str, str], TargetTable | None] = {}
+        self._tables: dict[tuple[str, str], TableDef | None] = {}
         self._signatures: dict[tuple[str, str], Signature | None] = {}
         self._checked = time.monotonic()
 
-    def get(self, schema: str, table: str) -> TargetTable | None:
+    def get(self, schema: str, table: str) -> TableDef | None:
         key = (schema, table)
         if key not in self._tables:
             # the signature first: a change between the two reads is seen at the next check

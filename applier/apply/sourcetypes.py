@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from applier.apply.target import connect
-from applier.core.types import FIXED_BINARY, STRING, Column, SourceTable, SqlType, TargetTable
+from applier.core.types import FIXED_BINARY, STRING, Column, SourceTable, SqlType, TableDef
 
 
 class SourceTypes:
@@ -23,7 +23,7 @@ class SourceTypes:
         self.conn = None
         self._known: dict[SourceTable, SourceTable] = {}
 
-    def declared(self, table: SourceTable, target: TargetTable, by: str) -> SourceTable:
+    def declared(self, table: SourceTable, target: TableDef, by: str) -> SourceTable:
         """table with UUID/INET6/INET4 column types where the source declares them and the
         target column is a string; table itself otherwise."""
         if self.cfg is None or not any(self._asks(c, table, target, by) for c in table.columns):
@@ -36,7 +36,7 @@ class SourceTypes:
         return known
 
     @staticmethod
-    def _asks(c: Column, table: SourceTable, target: TargetTable, by: str) -> bool:
+    def _asks(c: Column, table: SourceTable, target: TableDef, by: str) -> bool:
         t = c.type
         if not (t.name == "binary" and t.charset == "binary" and t.length in (4, 16)):
             return False

@@ -51,7 +51,7 @@ class Totals:
 
 
 @dataclass(frozen=True)
-class Options:
+class ApplyOptions:
     mode: Mode
     column_mapping: str = "name"
     idempotent: bool = False
@@ -60,13 +60,13 @@ class Options:
     accept: Callable[[str, str], bool] = lambda s, t: True
     accept_db: Callable[[str], bool] = lambda db: True  # CREATE/ALTER/DROP DATABASE
     # the source's column definitions the DDL policy knows (applier.apply.ddlpolicy): kept
-    # by the daemon across reconnects, as its Options are
+    # by the daemon across reconnects, as its ApplyOptions are
     source_definitions: dict = field(default_factory=dict, compare=False, hash=False)
     source: Any = None  # the source's ServerConfig: asked for UUID/INET column types
 
 
 class TransactionApplier:
-    def __init__(self, conn, checkpoint: Checkpoint, options: Options, totals: Totals):
+    def __init__(self, conn, checkpoint: Checkpoint, options: ApplyOptions, totals: Totals):
         self.conn = conn
         jsonsql.register(conn)  # MySQL JSON values bound with their types (not as text)
         self.checkpoint = checkpoint
@@ -92,7 +92,7 @@ class TransactionApplier:
         self.source_types = SourceTypes(options.source)  # MariaDB UUID/INET declared types
 
     # -- planning ---------------------------------------------------------------------
-    def mapping(self, table: SourceTable) -> TablePlan:
+    def table_plan(self, table: SourceTable) -> TablePlan:
         key = (table.schema, table.table)
         cached = self._plans.get(key)
         if cached is not None and (cached.mapping.source is table
@@ -153,7 +153,7 @@ class TransactionApplier:
                     break  # the statement creates; it commits (implicitly) before them
                 tables[id(c.table)] = c.table
             for table in tables.values():
-                self.mapping(table)
+                self.table_plan(table)
         applied = 0
         self.lookups = Counter()
         self.versioning.forget_transaction()
@@ -195,7 +195,7 @@ class TransactionApplier:
         self.checks.reset(self.conn)
 
     def _rows(self, cur, group: list[RowChange], txn: Transaction) -> int:
-        tp = self.mapping(group[0].table)
+        tp = self.table_plan(group[0].table)
         period = self.versioning.period(tp)
         if period is None:
             return self._rows_of(cur, tp, group, txn)

@@ -13,7 +13,7 @@ from typing import Any
 
 from applier.convert.converters import identity
 from applier.convert.decide import Converter, Decision, Mode, classify, converter, type_texts
-from applier.core.types import Column, SourceTable, TargetTable
+from applier.core.types import Column, SourceTable, TableDef
 from applier.errors import ConfigError, ConversionRefused
 
 try:  # convert_images' renaming compiled (setup.py); else convert_image per image
@@ -33,7 +33,7 @@ class ColumnPair:
 @dataclass(frozen=True)
 class TableMapping:
     source: SourceTable
-    target: TargetTable
+    target: TableDef
     pairs: tuple[ColumnPair, ...]  # in source column order
     extra_target: tuple[Column, ...]  # target-only columns: they get their defaults
     missing_on_target: tuple[Column, ...]  # source-only columns: dropped
@@ -85,7 +85,7 @@ class TableMapping:
                 for i, p in self.by_index.items()}
 
 
-def _pair_columns(source: SourceTable, target: TargetTable, by: str):
+def _pair_columns(source: SourceTable, target: TableDef, by: str):
     """Yield (source column, target column or None); return target columns left unpaired."""
     if by == "name":
         if not source.has_names:
@@ -104,7 +104,7 @@ def _pair_columns(source: SourceTable, target: TargetTable, by: str):
     return pairs, extra
 
 
-def build_mapping(source: SourceTable, target: TargetTable, mode: Mode, *,
+def build_mapping(source: SourceTable, target: TableDef, mode: Mode, *,
                   by: str = "name", strict: bool = True) -> TableMapping:
     """Map columns and decide each conversion by type (WL#5151).
 

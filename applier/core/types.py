@@ -174,8 +174,8 @@ class Index:
 
 
 @dataclass(frozen=True)
-class TargetTable:
-    """A table as the target's information_schema describes it."""
+class TableDef:
+    """A table's definition as information_schema describes it (source or target)."""
 
     schema: str
     table: str

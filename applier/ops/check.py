@@ -23,7 +23,7 @@ from applier.config import Config
 from applier.convert.decide import Decision, Mode, resolve_source
 from applier.convert.mapping import TableMapping, build_mapping, needs_value
 from applier.core.filters import table_filter
-from applier.core.types import Column, SourceTable, TargetTable
+from applier.core.types import Column, SourceTable, TableDef
 from applier.errors import ApplierError
 
 REQUIRED = {"log_bin": "ON", "binlog_format": "ROW"}
@@ -31,7 +31,7 @@ RECOMMENDED = {"binlog_row_metadata": "FULL"}
 
 
 @dataclass
-class TableReport:
+class TableCheck:
     table: str
     ok: bool
     columns: list[dict] = field(default_factory=list)
@@ -43,7 +43,7 @@ class TableReport:
     triggers: list[str] = field(default_factory=list)  # on the target table
 
 
-def as_source_table(t: TargetTable) -> SourceTable:
+def as_source_table(t: TableDef) -> SourceTable:
     """A source definition read from information_schema, shaped like a table map."""
     pk = next((i for i in t.indexes if i.name == "PRIMARY"), None)
     index = {c.name.lower(): c.index for c in t.columns}
@@ -52,7 +52,7 @@ def as_source_table(t: TargetTable) -> SourceTable:
                        tuple(index[n.lower()] for n in pk.columns) if pk else ())
 
 
-def _before_image_columns(src: SourceTable, src_def: TargetTable, row_image: str) -> list[int]:
+def _before_image_columns(src: SourceTable, src_def: TableDef, row_image: str) -> list[int]:
     """Source columns a before image carries under binlog_row_image (WL#5092 PKE)."""
     if row_image.upper() == "MINIMAL":
         if src.primary_key:
@@ -69,9 +69,9 @@ def _before_image_columns(src: SourceTable, src_def: TargetTable, row_image: str
     return [c.index for c in src.columns]
 
 
-def check_table(src_def: TargetTable, target: TargetTable | None, mode: Mode,
-                by: str, row_image: str) -> TableReport:
-    rep = TableReport(src_def.qualified, ok=True)
+def check_table(src_def: TableDef, target: TableDef | None, mode: Mode,
+                by: str, row_image: str) -> TableCheck:
+    rep = TableCheck(src_def.qualified, ok=True)
     if target is None:
         rep.ok, rep.problem = False, "missing on the target"
         return rep
@@ -102,7 +102,7 @@ def check_table(src_def: TargetTable, target: TargetTable | None, mode: Mode,
     return rep
 
 
-def mark_deliberate(rep: TableReport, mapping: TableMapping, mode: Mode) -> None:
+def mark_deliberate(rep: TableCheck, mapping: TableMapping, mode: Mode) -> None:
     """Each column's ``deliberate``: True when the replica defines it differently from the
     source (type, character set or nullability). The DDL policy keeps such a column: a
     source statement redefining it stops replication (applier.apply.ddlpolicy)."""
@@ -112,12 +112,12 @@ def mark_deliberate(rep: TableReport, mapping: TableMapping, mode: Mode) -> None
         col["deliberate"] = col["index"] in different
 
 
-def _problem(rep: TableReport, text: str) -> None:
+def _problem(rep: TableCheck, text: str) -> None:
     rep.ok = False
     rep.problem = f"{rep.problem}; {text}" if rep.problem else text
 
 
-def _strict_findings(rep: TableReport, mapping: TableMapping) -> None:
+def _strict_findings(rep: TableCheck, mapping: TableMapping) -> None:
     t = mapping.target
     name = f"{quote(t.schema)}.{quote(t.table)}"
     for col in mapping.extra_target:
@@ -140,7 +140,7 @@ def _strict_findings(rep: TableReport, mapping: TableMapping) -> None:
                 f"{quote(p.target.name)} {p.target.type.sql()} NULL")
 
 
-def trigger_findings(rep: TableReport, found: list[Trigger], policy: str) -> None:
+def trigger_findings(rep: TableCheck, found: list[Trigger], policy: str) -> None:
     """Triggers on a replicated target table: a problem (replication would stop) unless
     target_triggers = "fire", then a note (they fire on the applier's writes)."""
     if not found:

@@ -27,7 +27,7 @@ from applier.apply import readonly
 from applier.apply.checkpoint import Checkpoint, resume_point, starting_position
 from applier.apply.lookup import LOOKUP_KINDS
 from applier.apply.target import connect, error_code, session_error
-from applier.apply.transaction import Options, Totals, TransactionApplier
+from applier.apply.transaction import ApplyOptions, Totals, TransactionApplier
 from applier.binlog.events import Transaction
 from applier.binlog.stream import BinlogSource
 from applier.config import Config
@@ -112,7 +112,7 @@ class LiveState:
             "state": self.state,
             "source_log_file": pos.log_file if pos else None,
             "source_log_pos": pos.log_pos if pos else None,
-            "gtid_executed": pos.gtid if pos else None,
+            "last_gtid": pos.gtid if pos else None,
             "seconds_behind_source": self.lag(),
             "last_error_code": self.last_error_code,
             "last_error": self.last_error,
@@ -145,7 +145,7 @@ class Daemon:
         self.overlap = True  # read and decode in a thread while applying (bench: off to profile)
         r = config.replication
         self.checkpoint = Checkpoint(r.checkpoint_table, r.server_id, r.channel)
-        self.options = Options(mode=Mode.parse(r.type_conversions),
+        self.options = ApplyOptions(mode=Mode.parse(r.type_conversions),
                                column_mapping=r.column_mapping,
                                idempotent=r.exec_mode.upper() == "IDEMPOTENT", ddl=r.ddl,
                                target_triggers=r.target_triggers,

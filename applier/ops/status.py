@@ -24,7 +24,7 @@ def collect_status(cfg: Config) -> dict:
     result = {k: live.get(k) for k in FIELDS}
     result["channel"] = cfg.replication.channel
     # the live file holds the last transaction's GTID; the set comes from the checkpoint
-    result["last_gtid"], result["gtid_executed"] = live.get("gtid_executed"), None
+    result["last_gtid"], result["gtid_executed"] = live.get("last_gtid"), None
     if pid is None:
         result["pid"] = None
         result["seconds_behind_source"] = None

@@ -54,7 +54,7 @@ from applier.seed.plan import (
     split_column,
     walk_bounds,
 )
-from applier.seed.progress import Progress
+from applier.seed.progress import CopyProgress
 from applier.seed.snapshot import SnapshotPoint
 from applier.seed.store import SeedStore
 
@@ -70,7 +70,7 @@ class SeedFailed(ApplierError):
 
 
 @dataclass
-class Options:
+class SeedOptions:
     tables: tuple[str, ...] | None = None
     master: str | None = None
     force: str | None = None  # None | 'truncate' | 'keep'
@@ -139,7 +139,7 @@ def _create_missing(src, tgt, missing: list[tuple[str, str]]) -> None:
         cur.execute("SET SESSION foreign_key_checks = 1")
 
 
-def _definitions(src, tgt, names, opt: Options):
+def _definitions(src, tgt, names, opt: SeedOptions):
     """(source definitions, target definitions); missing target tables created or named."""
     sdefs = {}
     for schema, table in names:
@@ -191,7 +191,7 @@ def _has_unique_key(tdef) -> bool:
     return any(i.unique for i in tdef.indexes)
 
 
-def run_seed(cfg: Config, opt: Options, out=sys.stderr) -> SnapshotPoint:
+def run_seed(cfg: Config, opt: SeedOptions, out=sys.stderr) -> SnapshotPoint:
     """Seed the target; returns the position the daemon continues from."""
     if opt.force not in (None, *FORCE):
         raise ConfigError(f"--force: expected truncate or keep, got {opt.force!r}")
@@ -246,7 +246,7 @@ def run_seed(cfg: Config, opt: Options, out=sys.stderr) -> SnapshotPoint:
             conn.close()
 
 
-def _fresh_plan(store, src, tgt, run, names, sdefs, tdefs, opt: Options, run_id: str):
+def _fresh_plan(store, src, tgt, run, names, sdefs, tdefs, opt: SeedOptions, run_id: str):
     full = _nonempty(tgt, names)
     if full and opt.force is None:
         raise SeedFailed("the target already holds rows in " + ", ".join(
@@ -308,7 +308,7 @@ def _resume_plan(store, tgt, run, names, sdefs, tdefs, run_id: str, out):
     return tables, estimates
 
 
-def _copy(cfg: Config, opt: Options, flavor: str, store: SeedStore, tgt, run_id: str,
+def _copy(cfg: Config, opt: SeedOptions, flavor: str, store: SeedStore, tgt, run_id: str,
           tables: list[SeedTable], estimates: dict, out) -> tuple[SnapshotPoint, int, float]:
     """Runs the readers; (the position, rows copied, seconds of the Spark job)."""
     from applier.seed.spark_copy import SeedJob, run_readers, slots, spark_session
@@ -331,7 +331,7 @@ def _copy(cfg: Config, opt: Options, flavor: str, store: SeedStore, tgt, run_id:
         if opt.readers and readers < min(opt.readers, pending):
             log.warning("seed: %d readers (the Spark slots a barrier stage can use at "
                         "once), not %d", readers, opt.readers)
-        progress = Progress(cfg, store, estimates, out, opt.progress_every)
+        progress = CopyProgress(cfg, store, estimates, out, opt.progress_every)
         progress.start()
         started = time.monotonic()
         try:

@@ -44,7 +44,7 @@ from applier.core.types import (
     SourceTable,
     SqlType,
 )
-from applier.core.types import TargetTable as TableDef
+from applier.core.types import TableDef as TableDef
 from applier.errors import ReplicationStopped
 
 CHUNK_ROWS = 50000  # rows per chunk (one target transaction each)

@@ -16,7 +16,7 @@ from applier.seed.store import SeedStore
 log = logging.getLogger(__name__)
 
 
-class Progress(threading.Thread):
+class CopyProgress(threading.Thread):
     """One line per table on `out` every `every` seconds while it copies, and when done."""
 
     def __init__(self, cfg: Config, store: SeedStore, estimates: dict, out, every: float):

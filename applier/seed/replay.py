@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import logging
 
-from applier.apply.transaction import Options, Totals, TransactionApplier
+from applier.apply.transaction import ApplyOptions, Totals, TransactionApplier
 from applier.binlog.events import RowChange, Statement, Transaction
 from applier.binlog.statements import DDL, DML, classify_statement
 from applier.convert.decide import Mode
@@ -98,7 +98,7 @@ def _check_statement(stmt: Statement, txn: Transaction, done: dict[Name, DoneSet
 
 def bring_forward(source_cfg, server_id: int, tgt_conn, store: SeedStore, run_id: str,
                   done: dict[Name, DoneSet], start: SnapshotPoint, point: SnapshotPoint,
-                  options: Options) -> int:
+                  options: ApplyOptions) -> int:
     """Apply the binlog (start, point] to the copied chunks; transactions read."""
     from applier.binlog.stream import BinlogSource
 
@@ -108,7 +108,7 @@ def bring_forward(source_cfg, server_id: int, tgt_conn, store: SeedStore, run_id
     copied = {n for n, ds in done.items() if ds.done}
     if not copied:
         return 0
-    opts = Options(mode=options.mode, column_mapping=options.column_mapping,
+    opts = ApplyOptions(mode=options.mode, column_mapping=options.column_mapping,
                    idempotent=options.idempotent, ddl="ignore",
                    target_triggers=options.target_triggers,
                    accept=lambda s, t: (s, t) in copied)
@@ -130,6 +130,6 @@ def bring_forward(source_cfg, server_id: int, tgt_conn, store: SeedStore, run_id
     return count
 
 
-def options_for(type_conversions: str, column_mapping: str, idempotent: bool) -> Options:
-    return Options(mode=Mode.parse(type_conversions), column_mapping=column_mapping,
+def options_for(type_conversions: str, column_mapping: str, idempotent: bool) -> ApplyOptions:
+    return ApplyOptions(mode=Mode.parse(type_conversions), column_mapping=column_mapping,
                    idempotent=idempotent)

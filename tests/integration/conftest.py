@@ -31,6 +31,6 @@ def spark():
     in-process) reuses it through getOrCreate."""
     from reconcile import job
 
-    session = job.spark_session("local[2]", job.snapshot.default_jar())
+    session = job.spark_session("local[2]", job.jdbc.default_jar())
     yield session
     session.stop()

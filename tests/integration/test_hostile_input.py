@@ -13,7 +13,7 @@ import pytest
 from applier.apply.checkpoint import Checkpoint
 from applier.apply.lookup import quote
 from applier.apply.target import connect
-from applier.apply.transaction import Options, Totals, TransactionApplier
+from applier.apply.transaction import ApplyOptions, Totals, TransactionApplier
 from applier.binlog.events import QuerySession, Statement, Transaction
 from applier.convert.decide import Mode
 from applier.core.filters import database_filter, table_filter
@@ -162,7 +162,7 @@ def test_ddl_the_target_reads_otherwise_than_the_source_stops_naming_it(replica,
     try:
         checkpoint = Checkpoint(f"{s}.applier_checkpoint", 4242)
         checkpoint.ensure(conn)
-        options = Options(Mode.parse(""), accept=table_filter([f"{s}.%"]),
+        options = ApplyOptions(Mode.parse(""), accept=table_filter([f"{s}.%"]),
                           accept_db=database_filter([f"{s}.%"]))
         with pytest.raises(ReplicationStopped) as stopped:
             TransactionApplier(conn, checkpoint, options, Totals()).apply(txn)

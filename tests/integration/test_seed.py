@@ -420,7 +420,7 @@ def _user(db, name: str, grants) -> dataclasses.dataclass:
 
 
 def test_create_keep_and_grants(source_db, target_db, tmp_path, spark):
-    from applier.seed.command import Options, run_seed
+    from applier.seed.command import SeedOptions, run_seed
 
     s = source_db.schema
     source_db.execute("CREATE TABLE made (id INT PRIMARY KEY, v VARCHAR(10) CHARACTER SET "
@@ -441,7 +441,7 @@ def test_create_keep_and_grants(source_db, target_db, tmp_path, spark):
     try:
         out = tmp_path / "progress.txt"
         with out.open("w") as stream:
-            point = run_seed(cfg, Options(create=True, force="keep"), out=stream)
+            point = run_seed(cfg, SeedOptions(create=True, force="keep"), out=stream)
         assert f"{s}.made: done" in out.read_text()
         create = [db.query("SHOW CREATE TABLE made")[0][1] for db in (source_db, target_db)]
         assert create[0] == create[1]  # the source's definition, as it is

@@ -70,7 +70,7 @@ def _config(source_db, target_db, tmp_path, conversions: str = "") -> Config:
 
 def test_values_over_half_the_packet_are_copied_byte_for_byte(source_db, target_db, tmp_path,
                                                               spark):
-    from applier.seed.command import Options, run_seed
+    from applier.seed.command import SeedOptions, run_seed
 
     rnd = random.Random(20)
     source_db.execute(SAME)
@@ -97,7 +97,7 @@ def test_values_over_half_the_packet_are_copied_byte_for_byte(source_db, target_
         # the source renders no literal over 4 MB; the target takes values up to 12 MB
         with packets(source=(source_db, 4 * MB), target=(target_db, 12 * MB)):
             with (tmp_path / "progress.txt").open("w") as out:
-                run_seed(cfg, Options(), out=out)
+                run_seed(cfg, SeedOptions(), out=out)
         got = _digests(target_db, "same") + _digests(target_db, "conv")
         assert got == expected  # byte for byte: no NULL, no truncation
         assert target_db.query("SELECT vb FROM same WHERE id = 1") == [(b"\x00\xff",)]
@@ -108,7 +108,7 @@ def test_values_over_half_the_packet_are_copied_byte_for_byte(source_db, target_
 
 def test_a_value_longer_than_the_targets_packet_stops_the_seed(source_db, target_db,
                                                                tmp_path, spark):
-    from applier.seed.command import Options, SeedFailed, run_seed
+    from applier.seed.command import SeedFailed, SeedOptions, run_seed
 
     rnd = random.Random(21)
     source_db.execute(SAME)
@@ -120,7 +120,7 @@ def test_a_value_longer_than_the_targets_packet_stops_the_seed(source_db, target
         with packets(source=(source_db, 4 * MB), target=(target_db, 4 * MB)):
             with (tmp_path / "progress.txt").open("w") as out, \
                     pytest.raises(SeedFailed) as failed:
-                run_seed(cfg, Options(), out=out)
+                run_seed(cfg, SeedOptions(), out=out)
         assert failed.value.exit_status == ExitStatus.REPLICATION_STOPPED
         message = str(failed.value)
         assert "column b: a value of 9437184 bytes is longer than the target's " \

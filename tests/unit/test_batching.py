@@ -9,7 +9,7 @@ from applier.apply.plans import TablePlan
 from applier.binlog.events import NO_FOREIGN_KEY_CHECKS, RELAXED_UNIQUE_CHECKS, RowChange, Statement
 from applier.convert.decide import Mode
 from applier.convert.mapping import build_mapping
-from applier.core.types import Column, Index, SourceTable, SqlType, TargetTable
+from applier.core.types import Column, Index, SourceTable, SqlType, TableDef
 
 INT = SqlType("int", unsigned=False)
 TEXT = SqlType("varchar", length=20, charset="utf8mb4")
@@ -17,7 +17,7 @@ TEXT = SqlType("varchar", length=20, charset="utf8mb4")
 
 def plan(key_type=INT) -> TablePlan:
     source = SourceTable("db", "t", 7, (Column(0, "id", key_type), Column(1, "v", TEXT)))
-    target = TargetTable("db", "t", (Column(0, "id", key_type, nullable=False),
+    target = TableDef("db", "t", (Column(0, "id", key_type, nullable=False),
                                      Column(1, "v", TEXT)), (Index("PRIMARY", ("id",), True),))
     return TablePlan(build_mapping(source, target, Mode()))
 

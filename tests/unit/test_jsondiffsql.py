@@ -11,7 +11,7 @@ import pytest
 from applier.apply.plans import TablePlan
 from applier.convert.decide import Mode
 from applier.convert.mapping import build_mapping
-from applier.core.types import Column, Index, SourceTable, SqlType, TargetTable
+from applier.core.types import Column, Index, SourceTable, SqlType, TableDef
 from applier.errors import ReplicationStopped
 from applier.mysqljson import jsondiffsql
 from applier.mysqljson.jsondiff import INSERT, REMOVE, REPLACE, JsonDiff, JsonDiffOp, parse_path
@@ -72,7 +72,7 @@ def _plan(indexes, json_target: bool = True) -> TablePlan:
     source = SourceTable("db", "t%", 7, (Column(0, "id", SqlType("int")),
                                          Column(1, "n", SqlType("int")),
                                          Column(2, "j%", SqlType("json"))))
-    target = TargetTable("db", "t%", (Column(0, "id", SqlType("int"), nullable=False),
+    target = TableDef("db", "t%", (Column(0, "id", SqlType("int"), nullable=False),
                                       Column(1, "n", SqlType("int")),
                                       Column(2, "j%", SqlType("json"))), tuple(indexes))
     return TablePlan(build_mapping(source, target, Mode()))
@@ -103,7 +103,7 @@ def test_keyless_table_finds_one_row_like_any_update():
 
 
 def test_a_diff_for_a_column_that_is_not_json_stops_naming_it_and_the_fix():
-    target = TargetTable("db", "t", (Column(0, "id", SqlType("int")),
+    target = TableDef("db", "t", (Column(0, "id", SqlType("int")),
                                      Column(1, "j", SqlType("longtext", charset="utf8mb4"))),
                          ())
     with pytest.raises(ReplicationStopped, match=r"Column 'j' of table .*longtext.*"

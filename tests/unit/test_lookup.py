@@ -3,7 +3,7 @@
 import pytest
 
 from applier.apply import lookup, sqlbuild
-from applier.core.types import Column, Index, SqlType, TargetTable
+from applier.core.types import Column, Index, SqlType, TableDef
 from applier.errors import ReplicationStopped
 
 INT = SqlType("int")
@@ -13,7 +13,7 @@ VARCHAR = SqlType("varchar", length=10, charset="utf8mb4")
 def table(*indexes, nullable=("c", "d")):
     cols = tuple(Column(i, n, VARCHAR if n == "s" else INT, nullable=n in nullable)
                  for i, n in enumerate(["a", "b", "c", "d", "s"]))
-    return TargetTable("db", "t", cols, tuple(indexes))
+    return TableDef("db", "t", cols, tuple(indexes))
 
 
 PK = Index("PRIMARY", ("a",), True)

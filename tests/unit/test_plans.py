@@ -4,7 +4,7 @@ TestBuildPlayerPlan): the lookup chosen and the statement text of every kind."""
 from applier.apply.plans import TablePlan
 from applier.convert.decide import Mode
 from applier.convert.mapping import build_mapping
-from applier.core.types import Column, Index, SourceTable, SqlType, TargetTable
+from applier.core.types import Column, Index, SourceTable, SqlType, TableDef
 
 INT = SqlType("int")
 TEXT = SqlType("varchar", length=20, charset="utf8mb4")
@@ -16,7 +16,7 @@ def pair(target_indexes, target_extra=(), source_names=("id", "name", "n")):
     source = SourceTable("db", "t", 7, tuple(Column(i, n, types[n])
                                              for i, n in enumerate(source_names)))
     names = list(source_names) + list(target_extra)
-    target = TargetTable("db", "t", tuple(Column(i, n, types.get(n, INT), nullable=n != "id")
+    target = TableDef("db", "t", tuple(Column(i, n, types.get(n, INT), nullable=n != "id")
                                           for i, n in enumerate(names)),
                          tuple(target_indexes))
     return TablePlan(build_mapping(source, target, Mode()))
@@ -84,7 +84,7 @@ def test_convert_image_renames_identical_columns_and_converts_the_others():
 
     def mapping(source_cols, target_cols):
         return build_mapping(SourceTable("db", "t", 7, tuple(source_cols)),
-                             TargetTable("db", "t", tuple(target_cols), ()),
+                             TableDef("db", "t", tuple(target_cols), ()),
                              Mode(all_lossy=True))
     same = mapping([Column(0, "id", signed), Column(1, "name", TEXT), Column(2, "n", signed)],
                    [Column(0, "n", signed), Column(1, "id", signed), Column(2, "name", TEXT)])

@@ -6,17 +6,17 @@ from __future__ import annotations
 import io
 
 from applier.convert.decide import Mode
-from applier.core.types import Column, Index, SqlType, TargetTable
+from applier.core.types import Column, Index, SqlType, TableDef
 from reconcile import sqldigest
 from reconcile.plan import SOURCE, TARGET, build_plan
-from reconcile.progress import Progress, verdict
+from reconcile.progress import RunProgress, verdict
 from reconcile.report import TableReport
 
 
 def _plan():
     cols = (Column(0, "id", SqlType("int"), nullable=False),
             Column(1, "v", SqlType("varchar", length=10)))
-    t = TargetTable("db", "t", cols, (Index("PRIMARY", ("id",), True),))
+    t = TableDef("db", "t", cols, (Index("PRIMARY", ("id",), True),))
     return build_plan(t, t, Mode.parse(""))
 
 
@@ -44,7 +44,7 @@ def test_gather_sums_seconds_and_keeps_the_first_error():
 
 def test_progress_lines_and_quiet():
     out = io.StringIO()
-    p = Progress(stream=out)
+    p = RunProgress(stream=out)
     p.planned(3)
     p.table_done(TableReport(table="db.a", source_rows=1234, seconds=0.5))
     p.table_done(TableReport(table="db.b", source_rows=10, missing_on_replica=2,
@@ -61,7 +61,7 @@ def test_progress_lines_and_quiet():
         "reconcile: [3/3] db.c: 0.00 s, error: table missing on the replica"]
     assert lines[4].startswith("reconcile: 3/3 table(s) done in ")
     quiet = io.StringIO()
-    q = Progress(quiet=True, stream=quiet)
+    q = RunProgress(quiet=True, stream=quiet)
     q.planned(1)
     q.table_done(TableReport(table="db.a"))
     q.finished()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 from applier.convert.decide import Mode
-from applier.core.types import Column, Index, SqlType, TargetTable
+from applier.core.types import Column, Index, SqlType, TableDef
 from reconcile import chunking, repair
 from reconcile.compare import (
     EXTRA,
@@ -20,10 +20,10 @@ from reconcile.compare import (
 from reconcile.expected import RowConverter, normalize, parse
 from reconcile.expected import row_hash as _row_hash
 from reconcile.hashing import MD5
+from reconcile.jdbc import redact
 from reconcile.plan import SOURCE, TARGET, build_plan
 from reconcile.positions import BinlogPos
 from reconcile.report import display
-from reconcile.snapshot import redact
 
 NAMES = ["id", "v"]
 
@@ -109,7 +109,7 @@ def test_parse_reads_the_value_model():
 
 def _table(columns, pk=("id",)):
     cols = tuple(Column(i, n, t, nullable=n not in pk) for i, (n, t) in enumerate(columns))
-    return TargetTable("db", "t", cols, (Index("PRIMARY", pk, True),) if pk else ())
+    return TableDef("db", "t", cols, (Index("PRIMARY", pk, True),) if pk else ())
 
 
 def test_plan_pairs_by_name_and_reports_drift():

@@ -10,7 +10,7 @@ import click
 import pytest
 
 from applier.convert.decide import Mode
-from applier.core.types import Column, Index, SqlType, TargetTable
+from applier.core.types import Column, Index, SqlType, TableDef
 from applier.errors import ReconcileStatus as Exit
 from reconcile import hashing, logsafe, repair
 from reconcile.cli import _tables, status_of, summary
@@ -25,7 +25,7 @@ HOSTILE = "r\n\\! touch FILE\nSELECT 'INJECTED';\n#"
 def _plan(table: str = HOSTILE, column: str = "c`x", ctype: SqlType | None = None):
     cols = (Column(0, "id", SqlType("int"), nullable=False),
             Column(1, column, ctype or SqlType("varchar", length=50, charset="utf8mb4")))
-    t = TargetTable("db", table, cols, (Index("PRIMARY", ("id",), True),))
+    t = TableDef("db", table, cols, (Index("PRIMARY", ("id",), True),))
     return build_plan(t, t, Mode.parse(""))
 
 
@@ -210,10 +210,10 @@ def test_long_values_are_summarized_in_reports():
 def test_no_key_range_left_reads_nothing_and_builds_no_empty_where():
     """A re-check whose bisection left no differing range (the lag caught up meanwhile)
     has nothing to read: no query at all (conn=None would fail on any), never `WHERE `."""
-    from reconcile import snapshot
+    from reconcile import jdbc
     from reconcile.plan import SOURCE, TARGET
 
     plan = _plan(table="t", column="c")
-    assert snapshot.direct_range_rows(None, plan, SOURCE, []) == {}
-    assert snapshot.direct_range_rows(None, plan, TARGET, []) == {}
-    assert snapshot.direct_rows(None, plan, SOURCE, set()) == {}
+    assert jdbc.direct_range_rows(None, plan, SOURCE, []) == {}
+    assert jdbc.direct_range_rows(None, plan, TARGET, []) == {}
+    assert jdbc.direct_rows(None, plan, SOURCE, set()) == {}

@@ -8,7 +8,7 @@ import pytest
 
 from applier.binlog.events import RowChange, Statement, Transaction
 from applier.core.position import Position
-from applier.core.types import Column, Index, SourceTable, SqlType, TargetTable
+from applier.core.types import Column, Index, SourceTable, SqlType, TableDef
 from applier.errors import ReplicationStopped, ValueNotConvertible
 from applier.mysqljson.jsondiff import REMOVE, JsonDiff, JsonDiffOp, parse_path
 from applier.seed.copier import literal
@@ -33,7 +33,7 @@ VARCHAR = SqlType("varchar", length=10, charset="utf8mb4")
 def table(indexes, types=(INT, INT, VARCHAR), nullable=(False, True, True)):
     cols = tuple(Column(i, n, t, nullable=nl)
                  for i, (n, t, nl) in enumerate(zip("abc", types, nullable, strict=True)))
-    return TargetTable("db", "t", cols, tuple(indexes))
+    return TableDef("db", "t", cols, tuple(indexes))
 
 
 # --- split column -----------------------------------------------------------------------
@@ -246,7 +246,7 @@ def test_identity_columns_are_rendered_by_the_source_the_others_in_python():
     src = SourceTable("db", "t", 1, tuple(Column(i, n, t) for i, (n, t) in
                                           enumerate(zip("abcde", types, strict=True))))
     tgt_types = [INT, types[1], SqlType("float"), SqlType("int", unsigned=False), types[4]]
-    tgt = TargetTable("db", "t", tuple(Column(i, n, t) for i, (n, t) in
+    tgt = TableDef("db", "t", tuple(Column(i, n, t) for i, (n, t) in
                                        enumerate(zip("abcde", tgt_types, strict=True))))
     reader = ChunkReader.build(SeedTable(src, tgt, 0, ()),
                                build_mapping(src, tgt, Mode.parse("ALL_NON_LOSSY")))
@@ -284,7 +284,7 @@ def test_unbounded_columns_are_never_rendered_by_a_server_function():
              SqlType("varbinary", length=60000, max_bytes=60000)]
     src = SourceTable("db", "t", 1, tuple(Column(i, n, t) for i, (n, t) in
                                           enumerate(zip("abc", types, strict=True))))
-    tgt = TargetTable("db", "t", tuple(Column(i, n, t) for i, (n, t) in
+    tgt = TableDef("db", "t", tuple(Column(i, n, t) for i, (n, t) in
                                        enumerate(zip("abc", types, strict=True))))
     mapping = build_mapping(src, tgt, Mode.parse(""))
     reader = ChunkReader.build(SeedTable(src, tgt, 0, ()), mapping, source_packet=1 << 20)

@@ -8,17 +8,17 @@ import pymysql.converters
 import pytest
 
 from applier.apply.checkpoint import Checkpoint
-from applier.apply.transaction import Options, Totals, TransactionApplier
+from applier.apply.transaction import ApplyOptions, Totals, TransactionApplier
 from applier.binlog.events import RowChange, Statement, Transaction
 from applier.convert.decide import Mode
 from applier.core.position import Position
-from applier.core.types import Column, Index, SourceTable, SqlType, TargetTable
+from applier.core.types import Column, Index, SourceTable, SqlType, TableDef
 from applier.errors import RowNotFound
 
 INT = SqlType("int")
 TEXT = SqlType("varchar", length=20, charset="utf8mb4")
 SOURCE = SourceTable("db", "t", 7, (Column(0, "id", INT), Column(1, "v", TEXT)))
-TARGET = TargetTable("db", "t", (Column(0, "id", INT, nullable=False), Column(1, "v", TEXT)),
+TARGET = TableDef("db", "t", (Column(0, "id", INT, nullable=False), Column(1, "v", TEXT)),
                      (Index("PRIMARY", ("id",), True),))
 
 
@@ -103,7 +103,7 @@ class Schemas:
 
 def applier(conn, idempotent=False):
     a = TransactionApplier(conn, Checkpoint("applier.checkpoint", 9),
-                           Options(Mode(), idempotent=idempotent), Totals())
+                           ApplyOptions(Mode(), idempotent=idempotent), Totals())
     a.schemas = Schemas()
     conn.sent.clear()
     return a
@@ -231,7 +231,7 @@ def test_a_target_table_with_a_trigger_stops_before_any_row_unless_fire():
         a.apply(txn(ins(1, "a")))
     assert not any(s.startswith("INSERT") for s in conn.sent) and conn.commits == 0
     fire = TransactionApplier(conn, Checkpoint("applier.checkpoint", 9),
-                              Options(Mode(), target_triggers="fire"), Totals())
+                              ApplyOptions(Mode(), target_triggers="fire"), Totals())
     fire.schemas = Schemas()
     fire.schemas.found = a.schemas.found
     assert fire.apply(txn(ins(1, "a"))) == 1

@@ -18,7 +18,7 @@ from applier.config import ServerConfig
 from reconcile.compare import Digest, RowDiff, diff_group
 from reconcile.expected import MASK64, row_hash
 from reconcile.logsafe import scrub
-from reconcile.plan import SOURCE, TablePlan
+from reconcile.plan import SOURCE, ComparePlan
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +72,7 @@ def read(spark, jdbc: Jdbc, select: str, preds: list[str]):
                            properties=dict(jdbc.properties))
 
 
-def _digest_parts(spark, jdbc: Jdbc, plan: TablePlan, side: str, preds: list[str]):
+def _digest_parts(spark, jdbc: Jdbc, plan: ComparePlan, side: str, preds: list[str]):
     """Per-partition digests of one side: a DataFrame (SQL path) or an RDD (Python)."""
     df = read(spark, jdbc, plan.select_digest(side), preds)
     tag = 0 if side == SOURCE else 1
@@ -100,7 +100,7 @@ def _digest_parts(spark, jdbc: Jdbc, plan: TablePlan, side: str, preds: list[str
     return df.rdd.mapPartitionsWithIndex(digest)
 
 
-def chunk_digests(spark, source: Jdbc, target: Jdbc, plan: TablePlan, src_preds: list[str],
+def chunk_digests(spark, source: Jdbc, target: Jdbc, plan: ComparePlan, src_preds: list[str],
                   tgt_preds: list[str]) -> tuple[dict[int, Digest], dict[int, Digest]]:
     """({chunk: (rows, hash sum)} of the source, the same of the target), both sides in
     one Spark job; chunk number = predicate index."""
@@ -121,7 +121,7 @@ def chunk_digests(spark, source: Jdbc, target: Jdbc, plan: TablePlan, src_preds:
 
 
 def many_chunk_digests(spark, source: Jdbc, target: Jdbc,
-                       tables: dict[int, tuple[TablePlan, list[str], list[str]]]
+                       tables: dict[int, tuple[ComparePlan, list[str], list[str]]]
                        ) -> dict[int, tuple[dict[int, Digest], dict[int, Digest]]]:
     """`chunk_digests` of many tables whose conversions run in Python, in one Spark job
     (one partition per chunk and side, across tables): {table: (source, target)}."""
@@ -137,7 +137,7 @@ def many_chunk_digests(spark, source: Jdbc, target: Jdbc,
     return out
 
 
-def keyed_rows(spark, jdbc: Jdbc, plan: TablePlan, side: str, preds: list[str]):
+def keyed_rows(spark, jdbc: Jdbc, plan: ComparePlan, side: str, preds: list[str]):
     """RDD of (key, normalized row): expected values for the source, stored ones for the
     target. A table without a key is keyed by the whole row."""
     df = read(spark, jdbc, plan.select_detail(side),
@@ -153,7 +153,7 @@ def keyed_rows(spark, jdbc: Jdbc, plan: TablePlan, side: str, preds: list[str]):
     return df.rdd.map(pair)
 
 
-def diff_chunks(spark, source: Jdbc, target: Jdbc, plan: TablePlan, src_preds: list[str],
+def diff_chunks(spark, source: Jdbc, target: Jdbc, plan: ComparePlan, src_preds: list[str],
                 tgt_preds: list[str], limit: int) -> tuple[list[RowDiff], bool]:
     """Row differences in the given chunks (at most `limit`; True when cut)."""
     names = [c.target for c in plan.columns]
@@ -165,7 +165,7 @@ def diff_chunks(spark, source: Jdbc, target: Jdbc, plan: TablePlan, src_preds: l
     return got[:limit], len(got) > limit
 
 
-def direct_rows(conn, plan: TablePlan, side: str, keys: set[tuple],
+def direct_rows(conn, plan: ComparePlan, side: str, keys: set[tuple],
                 batch: int = 500) -> dict[tuple, list[tuple]]:
     """{key: [rows]} read on the driver by key (a chunkable key: literals mean the same
     on both sides). For the few keys of a re-check this beats a Spark job by far. No keys:
@@ -189,7 +189,7 @@ def direct_rows(conn, plan: TablePlan, side: str, keys: set[tuple],
     return dict(out)
 
 
-def direct_range_rows(conn, plan: TablePlan, side: str,
+def direct_range_rows(conn, plan: ComparePlan, side: str,
                       preds: list[str]) -> dict[tuple, list[tuple]]:
     """{key: [rows]} of a few small key ranges, read on the driver. No ranges (the
     bisection found no differing one left: the difference was lag that has caught up):
@@ -209,7 +209,7 @@ def direct_range_rows(conn, plan: TablePlan, side: str,
     return dict(out)
 
 
-def rows_for_keys(spark, jdbc: Jdbc, plan: TablePlan, side: str, preds: list[str],
+def rows_for_keys(spark, jdbc: Jdbc, plan: ComparePlan, side: str, preds: list[str],
                   keys: set[tuple]) -> dict[tuple, list[tuple]]:
     """{key: [rows]} for the wanted keys, read from the chunks that hold them."""
     wanted = spark.sparkContext.broadcast(keys)
