@@ -4,8 +4,9 @@ A single integer key is split into equal-width ranges between its MIN and MAX; a
 key (composite, string, temporal) is split at every `chunk_rows`-th key, picked by the
 server with a window function (only the boundaries reach the driver). The first and last
 chunks are open-ended, so replica rows outside the source's key range still fall into a
-chunk. Boundary values are SQL literals that compare the same
-way on both sides (a chunkable key has identical, or integer non-lossy, types).
+chunk. Boundary values are SQL literals that compare the same way on both sides (a
+chunkable key has identical, or integer non-lossy, types), rendered by the source
+(applier.sql.exprs.escape_free_literal_expr).
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from __future__ import annotations
 import logging
 import math
 
-from applier.core.types import BINARY, INTEGER, STRING, TEMPORAL, SqlType
+from applier.core.types import INTEGER
+from applier.sql.exprs import escape_free_literal_expr
 from reconcile.plan import SOURCE, ComparePlan
 
 log = logging.getLogger(__name__)
@@ -52,20 +54,6 @@ def predicates(cols: list[str], bounds: list[Boundary]) -> list[str]:
         out.append(f"{lower(cols, lo)} AND {upper(cols, hi)}")
     out.append(lower(cols, bounds[-1]))
     return out
-
-
-def literal_expr(column: str, t: SqlType) -> str:
-    """SQL that reads a key value as the text of a literal for the same type."""
-    if t.group == STRING:
-        cs = t.charset or "utf8mb4"
-        return f"CONCAT('_{cs} X''', HEX({column}), '''')"
-    if t.group == BINARY:
-        return f"CONCAT('X''', HEX({column}), '''')"
-    if t.group == TEMPORAL:
-        return f"CONCAT('''', CAST({column} AS CHAR), '''')"
-    if t.group == INTEGER or t.name == "decimal":
-        return f"CAST({column} AS CHAR)"
-    return f"CAST({column} + 0 AS CHAR)"  # bit, enum, set: by number
 
 
 COUNT_CHECK_CHUNKS = 20  # below this many chunks' rows, TABLE_ROWS is checked by a count
@@ -116,8 +104,8 @@ def _checked_estimate(cur, plan: ComparePlan, estimate: int, chunk_rows: int) ->
 def _sampled_bounds(conn, plan: ComparePlan, cols: list[str], chunk_rows: int) -> list[Boundary]:
     """Every chunk_rows-th key in key order, picked by the server (a window function):
     only the boundaries travel, never the whole key."""
-    exprs = [literal_expr(c, plan.columns[i].source_type) for c, i in zip(cols, plan.key,
-                                                                          strict=True)]
+    exprs = [escape_free_literal_expr(c, plan.columns[i].source_type)
+             for c, i in zip(cols, plan.key, strict=True)]
     order = ", ".join(cols)
     sql = (f"SELECT {', '.join(exprs)} FROM (SELECT {order}, ROW_NUMBER() OVER (ORDER BY"
            f" {order}) AS rc__n FROM {plan.qualified}) rc WHERE rc__n > 1 AND"

@@ -1,10 +1,10 @@
 """Source values -> the values the replica should hold, in one comparable form.
 
 Pure: never opens a connection. Both sides are read through the same SQL expressions
-(`read_expr`): numbers and temporals as text, strings transcoded to utf8mb4, binary
-strings (and JSON, geometry) as their bytes, BIT/ENUM/SET as integers, FLOAT/DOUBLE as
-DOUBLE. Nothing is read as hex: HEX() of a value longer than half of max_allowed_packet
-is NULL. `parse` turns that text
+(applier.sql.exprs.comparable_read_expr): numbers and temporals as text, strings transcoded
+to utf8mb4, binary strings (and JSON, geometry) as their bytes, BIT/ENUM/SET as integers,
+FLOAT/DOUBLE as DOUBLE. Nothing is read as hex: HEX() of a value longer than half of
+max_allowed_packet is NULL. `parse` turns that text
 into the value model of `applier.convert.decide` (the converter's input), the applier's own
 `converter` gives the target value, and `normalize` gives it the form the target stores:
 a CHAR drops trailing spaces, a BINARY(n) is padded with zero bytes, a FLOAT keeps 24 bits
@@ -22,8 +22,9 @@ from typing import Any
 
 from applier.convert import decide as conversions
 from applier.convert.decide import Decision, Mode
-from applier.core.types import BINARY, BIT, ENUMSET, INTEGER, OTHER, STRING, TEMPORAL, SqlType
+from applier.core.types import BINARY, BIT, ENUMSET, INTEGER, OTHER, STRING, SqlType
 from applier.errors import ApplierError
+from applier.sql.exprs import comparable_text_expr
 from reconcile.hashing import HashAlgo, item_kind
 
 MASK64 = (1 << 64) - 1
@@ -59,58 +60,22 @@ class ColumnPlan:
         return item_kind(self.source_type, self.target_type)
 
 
-def quote(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
-
-
-def read_expr(column: str, t: SqlType) -> str:
-    """SQL that reads `column` (already quoted) in the form `parse` expects."""
-    g = t.group
-    if t.name in ("float", "double"):
-        return f"CAST({column} AS DOUBLE)"
-    if g in (INTEGER, TEMPORAL) or t.name == "decimal":
-        return f"CAST({column} AS CHAR)"
-    if g == STRING:
-        return f"CONVERT({column} USING utf8mb4)"
-    if g in (BIT, ENUMSET):
-        return f"CAST({column} + 0 AS CHAR)"
-    if g == BINARY:
-        return column  # the bytes themselves
-    return f"CAST({column} AS BINARY)"  # json (its text), geometry, anything else: bytes
-
-
-def hash_expr(column: str, t: SqlType) -> str:
-    """SQL for `column` (quoted) as an item of a row hash the server computes
-    (reconcile.hashing): what `read_expr` reads, as text. An integer, DECIMAL or temporal
-    value is left as it is: CONCAT_WS gives it the text CAST(... AS CHAR) gives; a utf8mb4
-    string is already what CONVERT(... USING utf8mb4) would give. The server saves one
-    conversion per value and row (see bench/RESULTS.md, issue 14)."""
-    g = t.group
-    if g in (INTEGER, TEMPORAL) or t.name == "decimal":
-        return column
-    if g == STRING and t.charset == "utf8mb4":
-        return column
-    if g in (BIT, ENUMSET):
-        return f"({column} + 0)"
-    return read_expr(column, t)
-
-
 def pushdown_exprs(col: ColumnPlan, source_col: str, target_col: str) -> tuple[str, str] | None:
-    """(source SQL, target SQL) for a row hash's item (`hash_expr`), giving equal text
+    """(source SQL, target SQL) for a row hash's item (`comparable_text_expr`), giving equal text
     exactly when the converted source value equals the target value, or None when the
     conversion must run in Python."""
     s, t = col.source_type, col.target_type
-    texpr = hash_expr(target_col, t)
+    texpr = comparable_text_expr(target_col, t)
     if col.decision == Decision.IDENTICAL.value:
-        return hash_expr(source_col, s), texpr
+        return comparable_text_expr(source_col, s), texpr
     if col.decision != Decision.NON_LOSSY.value:
         return None
     if s.group == INTEGER and t.group == INTEGER:
-        return hash_expr(source_col, s), texpr  # every value fits: same number
+        return comparable_text_expr(source_col, s), texpr  # every value fits: same number
     if s.name == "decimal" and t.name == "decimal":
         return f"CAST({source_col} AS DECIMAL({t.precision},{t.scale}))", texpr
     if s.group == STRING and t.group == STRING and t.name != "char":
-        return hash_expr(source_col, s), texpr  # transcoded, nothing cut, no padding
+        return comparable_text_expr(source_col, s), texpr  # transcoded, nothing cut, no padding
     return None
 
 
@@ -119,7 +84,7 @@ def can_push_down(col: ColumnPlan) -> bool:
 
 
 def parse(text: Any, t: SqlType) -> Any:
-    """A value as `read_expr` returned it -> the conversions value model."""
+    """A value as `comparable_read_expr` returned it -> the conversions value model."""
     if text is None:
         return None
     g = t.group
@@ -184,7 +149,7 @@ def row_hash(values: tuple, a: HashAlgo, prefix: str = "") -> int:
 
 
 class RowConverter:
-    """Turns rows read with `read_expr` into normalized tuples, on either side.
+    """Turns rows read with `comparable_read_expr` into normalized tuples, on either side.
 
     Converters are built lazily so that the object pickles to Spark executors as plain
     types (the executor builds its own from `applier.convert.decide`)."""

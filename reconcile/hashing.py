@@ -82,8 +82,8 @@ BARE_GROUPS = frozenset((INTEGER, DECIMAL, TEMPORAL, BIT, ENUMSET))  # DECIMAL: 
 
 
 def is_bare(t: SqlType) -> bool:
-    """Values read (`reconcile.expected.read_expr`) as a number's or a temporal's text:
-    never empty, never '~', never holding '|'."""
+    """Values read (`applier.sql.exprs.comparable_read_expr`) as a number's or a
+    temporal's text: never empty, never '~', never holding '|'."""
     return t.group in BARE_GROUPS
 
 

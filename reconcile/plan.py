@@ -13,14 +13,9 @@ from dataclasses import dataclass, field
 from applier.convert.decide import Decision, Mode
 from applier.convert.mapping import build_mapping
 from applier.core.types import INTEGER, SourceTable, TableDef
-from reconcile.expected import (
-    ColumnPlan,
-    RowConverter,
-    can_push_down,
-    pushdown_exprs,
-    quote,
-    read_expr,
-)
+from applier.sql.exprs import comparable_read_expr
+from applier.sql.names import quote
+from reconcile.expected import ColumnPlan, RowConverter, can_push_down, pushdown_exprs
 from reconcile.hashing import HashAlgo, algo, sql_row_value, sql_text_digest
 
 SOURCE, TARGET = "source", "target"
@@ -90,9 +85,9 @@ class ComparePlan:
         return f"SELECT {', '.join(items + keys)} FROM {self.qualified}"
 
     def select_detail(self, side: str) -> str:
-        """Every compared column as `read_expr` text, aliased rc__0.., plus the raw key."""
-        items = [f"{read_expr(quote(self.col_name(c, side)), self._type(c, side))} AS rc__{i}"
-                 for i, c in enumerate(self.columns)]
+        """Every compared column as `comparable_read_expr` reads it, aliased rc__0.., plus
+        the raw key."""
+        items = [f"{self._read(c, side)} AS rc__{i}" for i, c in enumerate(self.columns)]
         return self._from(items, side)
 
     def select_digest(self, side: str) -> str:
@@ -102,10 +97,12 @@ class ComparePlan:
         if self.all_pushdown:
             return self._from([f"{sql_row_value(pushed, self.hash)} AS rc__h"], side)
         part = sql_text_digest(pushed, self.hash) if pushed else "''"
-        items = [f"{part} AS rc__p"] + [
-            f"{read_expr(quote(self.col_name(self.columns[i], side)), self._type(self.columns[i], side))} AS rc__{i}"  # noqa: E501
-            for i in self.python_indexes()]
+        items = [f"{part} AS rc__p"] + [f"{self._read(self.columns[i], side)} AS rc__{i}"
+                                         for i in self.python_indexes()]
         return self._from(items, side)
+
+    def _read(self, c: ColumnPlan, side: str) -> str:
+        return comparable_read_expr(quote(self.col_name(c, side)), self._type(c, side))
 
     def _pushed_expr(self, c: ColumnPlan, side: str) -> str:
         pair = pushdown_exprs(c, quote(c.source), quote(c.target))

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from applier.server_codes import MISSING_OBJECT, error_code
+from applier.sql.names import quote
 
 log = logging.getLogger(__name__)
 
@@ -62,8 +63,8 @@ def source_position(conn) -> BinlogPos:
 def split_table(name: str) -> str:
     schema, _, table = name.partition(".")
     if not table:
-        return f"`{schema}`"
-    return f"`{schema.replace('`', '``')}`.`{table.replace('`', '``')}`"
+        return quote(schema)
+    return f"{quote(schema)}.{quote(table)}"
 
 
 def replica_position(conn, table: str, server_id: int) -> BinlogPos | None:

@@ -6,10 +6,10 @@ values). Extra rows: DELETE by key; for a table without a key, DELETE ... LIMIT 
 copy, matching every compared column NULL-safely. Pure.
 
 The file is data, never code, whatever the names and values of the source hold:
-- every identifier is backtick-quoted with backticks doubled;
+- every identifier is backtick-quoted with backticks doubled (applier.sql.names.quote);
 - every string and binary value is a hex literal (`_utf8mb4 X'..'`, `X'..'`), so no value
   depends on backslash escaping (NO_BACKSLASH_ESCAPES or not) or can end a string; numbers
-  are digits;
+  are digits (applier.sql.literals.escape_free_literal);
 - comments hold only characters that cannot end or escape them (any other is %XX);
 - it starts with the session settings it relies on (sql_mode: the applier's own plus
   NO_BACKSLASH_ESCAPES; utf8mb4; UTC) and runs in one transaction;
@@ -21,15 +21,16 @@ The file is data, never code, whatever the names and values of the source hold:
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Iterable, Sequence
-from decimal import Decimal
 
 from applier.apply.sqlmode import APPLY_SQL_MODE
 from applier.core.types import SqlType
+from applier.errors import ValueNotConvertible
+from applier.sql.literals import escape_free_literal, hex_literal
+from applier.sql.names import quote
 from reconcile.compare import EXTRA, MISMATCHED, MISSING, RowDiff
-from reconcile.expected import Unconvertible, quote
+from reconcile.expected import Unconvertible
 from reconcile.plan import ComparePlan
 
 SQL_MODE = f"{APPLY_SQL_MODE},NO_BACKSLASH_ESCAPES"
@@ -53,29 +54,15 @@ def _is_json(t: SqlType | None) -> bool:
     return t is not None and t.name == "json"
 
 
-def _hex(data: bytes, text: bool) -> str:
-    return f"{'_utf8mb4 ' if text else ''}X'{data.hex()}'"
-
-
 def literal(v, t: SqlType | None = None) -> str:
-    """A MySQL literal for a normalized value (t: the column's type on the replica)."""
-    if v is None:
-        return "NULL"
+    """A MySQL literal for a normalized value (t: the column's type on the replica):
+    applier.sql.literals.escape_free_literal (JSON read as its text's bytes)."""
     if isinstance(v, Unconvertible):
         raise NoLiteral(str(v))
-    if isinstance(v, bool | int):
-        return str(int(v))
-    if isinstance(v, Decimal):
-        if not v.is_finite():
-            raise NoLiteral(f"{v} cannot be stored")
-        return format(v, "f")
-    if isinstance(v, float):
-        if not math.isfinite(v):
-            raise NoLiteral(f"{v!r} cannot be stored")
-        return repr(v)
-    if isinstance(v, bytes):
-        return _hex(v, _is_json(t))  # JSON read as its text's bytes
-    return _hex(str(v).encode("utf-8", "surrogatepass"), True)
+    try:
+        return escape_free_literal(v, text=_is_json(t))
+    except ValueNotConvertible:
+        raise NoLiteral(f"{v} cannot be stored") from None
 
 
 def _pieces(v: str | bytes) -> list[bytes]:
@@ -114,7 +101,7 @@ class Script:
             self.variables += 1
             var = f"@rc_repair_{self.variables}"
             text = isinstance(v, str) or _is_json(t)
-            parts = [_hex(p, text) for p in _pieces(v)]
+            parts = [hex_literal(p, "utf8mb4" if text else None) for p in _pieces(v)]
             before.append(f"SET {var} = {parts[0]};")
             before += [f"SET {var} = CONCAT({var}, {p});" for p in parts[1:]]
             # CONCAT gives NULL beyond max_allowed_packet: then fail (error 1242, the

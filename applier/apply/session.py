@@ -23,13 +23,14 @@ import logging
 import re
 
 from applier.apply import sqlmode
-from applier.apply.lookup import quote
 from applier.apply.target import error_code
 from applier.binlog.events import QuerySession, Statement
 from applier.binlog.queryvars import OPTION_AUTO_IS_NULL, QueryVars
 from applier.core import charsets
 from applier.errors import ReplicationStopped
 from applier.server_codes import UNKNOWN_DATABASE
+from applier.sql import literals
+from applier.sql.names import quote
 
 log = logging.getLogger(__name__)
 
@@ -47,12 +48,11 @@ _CURRENT = ("sql_mode", "character_set_client", "collation_connection", "collati
 
 
 def literal(value) -> str:
-    """A SET value: numbers bare, text quoted."""
-    if isinstance(value, int):
-        return str(value)
+    """A SET value: numbers bare, text quoted (applier.sql.literals.literal; bytes read
+    from a session variable are its text)."""
     if isinstance(value, bytes | bytearray):
         value = value.decode("utf-8", "replace")
-    return "'" + str(value).replace("\\", "\\\\").replace("'", "''") + "'"
+    return literals.literal(value)
 
 
 def explicit_defaults(v: QueryVars, flavor: str) -> bool | None:

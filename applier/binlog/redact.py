@@ -6,6 +6,7 @@ statements in plain text in its binlog; MySQL keeps password hashes. Pure."""
 from __future__ import annotations
 
 from applier.binlog.sqltext import NUMBER, QUOTED, STRING, WORD, Dialect, SqlTextError, tokenize
+from applier.sql.names import quote
 
 _SENSITIVE_WORDS = {"PASSWORD", "MASTER_PASSWORD", "SOURCE_PASSWORD"}
 
@@ -55,7 +56,7 @@ def redact(sql: str) -> str:
         if tok.kind == STRING:
             out.append("'<redacted>'")
         elif tok.kind == QUOTED:
-            out.append("`" + tok.text.replace("`", "``") + "`")
+            out.append(quote(tok.text))
         elif tok.kind == NUMBER and out and out[-1].upper() in ("BY", "AS", "PASSWORD"):
             out.append("<redacted>")
         else:

@@ -52,6 +52,7 @@ from applier.mysqljson.jsondoc import (
     is_plain,
     text_of,
 )
+from applier.sql.literals import hex_literal
 
 Quote = Callable[[str], str]  # a str -> its SQL string literal (the connection's escaping)
 
@@ -141,7 +142,7 @@ class _Builder:
 
     def opaque(self, node: Opaque, path: str) -> str:
         t, data = node.mysql_type, node.data
-        hexed = f"X'{data.hex()}'"
+        hexed = hex_literal(data)
         if t == T_VARCHAR:
             return hexed
         if t in BLOB_TYPES and len(data) <= _BLOB_LIMIT[t]:

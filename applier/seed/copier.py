@@ -15,55 +15,31 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from decimal import Decimal
 from typing import Any
 
 import pymysql.cursors
-from pymysql.converters import escape_item, escape_string
 
-from applier.apply import lookup
 from applier.apply.target import max_packet
 from applier.convert.converters import identity
 from applier.convert.mapping import TableMapping
-from applier.errors import ApplierError, ReplicationStopped, ValueNotConvertible
+from applier.errors import ApplierError, ReplicationStopped
 from applier.seed import large
-from applier.seed.plan import (
-    SeedTable,
-    chunk_where,
-    decoder,
-    literal_expr,
-    read_expr,
-    rendered_row_bound,
-    same,
-)
+from applier.seed.plan import SeedTable, chunk_where, decoder, same
 from applier.seed.snapshot import SnapshotPoint
 from applier.seed.store import ChunkRow, SeedStore
+from applier.sql.exprs import (
+    row_literals_bound,
+    row_literals_expr,
+    value_literal_expr,
+    value_model_read_expr,
+)
+from applier.sql.literals import literal
+from applier.sql.names import qualified, quote
 
 log = logging.getLogger(__name__)
 
 BATCH_ROWS = 1000
 BATCH_BYTES = 4 << 20
-
-
-def _float(v: float) -> str:
-    if v != v or v in (float("inf"), float("-inf")):
-        raise ValueNotConvertible(f"{v} cannot be stored in a MySQL column")
-    text = repr(v)
-    return text if "e" in text else text + "e0"  # a DOUBLE literal, not a DECIMAL one
-
-
-_LITERALS: dict[type, Callable[[Any], str]] = {
-    int: str, str: lambda v: "'" + escape_string(v) + "'", bytes: lambda v: f"X'{v.hex()}'",
-    float: _float, Decimal: lambda v: format(v, "f"), type(None): lambda v: "NULL",
-    bool: lambda v: str(int(v)),
-}
-
-
-def literal(v: Any) -> str:
-    """The SQL literal of a converted value (as pymysql would escape it, for a session
-    with backslash escapes; bytes as hex)."""
-    fn = _LITERALS.get(type(v))
-    return fn(v) if fn is not None else escape_item(v, "utf8mb4")
 
 
 def _step(dec: Callable, conv: Callable) -> Callable[[Any], str]:
@@ -91,7 +67,8 @@ class ChunkReader:
     """What is needed to read and convert one table's chunks (built once per table).
 
     The SELECT returns first, when there are any, one text holding the SQL literals of
-    the identity columns, rendered by the source (seed_plan.literal_expr), then the raw
+    the identity columns, rendered by the source (applier.sql.exprs.value_literal_expr),
+    then the raw
     value of every other column, which Python decodes, converts and renders."""
 
     table: SeedTable
@@ -112,20 +89,21 @@ class ChunkReader:
                                      "target column; nothing to copy (check column names)")
         rendered, converted = [], []
         for p in pairs:
-            expr = literal_expr(lookup.quote(p.source.name), p.source.type) \
+            expr = value_literal_expr(quote(p.source.name), p.source.type) \
                 if on_server and p.convert is identity else None
             if expr is None:
                 converted.append(p)
             else:
                 rendered.append((p, expr))
-        if rendered and source_packet is not None and rendered_row_bound(
+        if rendered and source_packet is not None and row_literals_bound(
                 [p.source.type for p, _ in rendered]) > source_packet:
             converted, rendered = pairs, []
-        exprs = [read_expr(lookup.quote(p.source.name), p.source.type) for p in converted]
+        exprs = [value_model_read_expr(quote(p.source.name), p.source.type)
+                 for p in converted]
         if rendered:
-            exprs.insert(0, "CONCAT_WS(',', " + ", ".join(e for _, e in rendered) + ")")
+            exprs.insert(0, row_literals_expr([e for _, e in rendered]))
         select = (f"SELECT {', '.join(exprs)} FROM "
-                  f"{lookup.qualified(table.source.schema, table.source.table)}")
+                  f"{qualified(table.source.schema, table.source.table)}")
         return cls(table, select, [p.target.name for p, _ in rendered]
                    + [p.target.name for p in converted], bool(rendered),
                    [_step(decoder(p.source.type), p.convert) for p in converted],
@@ -167,11 +145,11 @@ def copy_chunk(src_conn, tgt_cur, reader: ChunkReader, lo: int | None, hi: int |
     """Copy the rows of [lo, hi) (inside the caller's target transaction); rows read."""
     t = reader.table.target
     cols = reader.columns
-    head = (f"INSERT INTO {lookup.qualified(t.schema, t.table)} ("
-            + ", ".join(lookup.quote(c) for c in cols) + ") VALUES ")
+    head = (f"INSERT INTO {qualified(t.schema, t.table)} ("
+            + ", ".join(quote(c) for c in cols) + ") VALUES ")
     tail = ""
     if keep:  # --force keep: a row whose key the target already has stays as it is
-        first = lookup.quote(cols[0])
+        first = quote(cols[0])
         tail = f" ON DUPLICATE KEY UPDATE {first} = {first}"
     render = reader.render
     packet = max_packet(tgt_cur.connection)

@@ -16,19 +16,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from applier.errors import ReplicationStopped
+from applier.sql.literals import literal_size_bound
 
 MAX_PACKET = 1 << 30  # the largest max_allowed_packet a MySQL or MariaDB server accepts
 VARIABLE = "@applier_seed_{}"
-
-
-def literal_weight(v: Any, render) -> int:
-    """Upper bound of the bytes of the value's literal (bytes: X'hex'; str: quoted, each
-    character escaped at most, at most 4 bytes in utf8mb4)."""
-    if isinstance(v, bytes | bytearray):
-        return 2 * len(v) + 3
-    if isinstance(v, str):
-        return 4 * len(v) + 2
-    return len(render(v))
 
 
 def value_size(v: bytes | str) -> int:
@@ -57,7 +48,7 @@ def plan_row(values: Sequence[Any], columns: Sequence[str], render, *, fixed: in
     """How to write a row whose INSERT would not fit: the heaviest values go through
     variables until what stays inline fits in half of `packet`. `fixed`: bytes of the
     rest of the statement (INSERT head, server-rendered literals, tail)."""
-    weights = [literal_weight(v, render) for v in values]
+    weights = [literal_size_bound(v, render) for v in values]
     inline = set(range(len(values)))
     budget = packet // 2 - fixed
     for i in sorted(inline, key=lambda i: -weights[i]):

@@ -12,15 +12,15 @@ compare the same way in both, so the two always agree. Any other table (no such 
 key that begins with a string, whose order depends on a collation) is one chunk.
 
 Columns whose converter is the identity (identical types) are rendered as SQL literals by
-the source server itself (literal_expr: one text per row, no Python work per value), but
-only columns whose literal has a small upper bound (never TEXT/BLOB/JSON/GEOMETRY): a
-server function whose result exceeds the source's max_allowed_packet returns NULL (HEX()
-of a 3 MB BLOB at a 4 MB packet), which would be copied as NULL. The
-others are read in the VALUE MODEL of applier.convert.decide, exactly as applier.binlog.rowimage
-decodes them from the binlog, so that the daemon's converters give the same result:
-strings are fetched as raw bytes (character_set_results=binary) and decoded with the
-decoder the binlog path uses; FLOAT through CAST(.. AS DOUBLE) (the text form has only 6
-digits); temporals as MySQL prints them (in a UTC session); ENUM/SET as their numbers.
+the source server itself (applier.sql.exprs.value_literal_expr: one text per row, no Python
+work per value), but only columns whose literal has a small upper bound (never TEXT/BLOB/
+JSON/GEOMETRY; see applier.sql.exprs on HEX() and max_allowed_packet). The others are read
+in the VALUE MODEL of applier.convert.decide (applier.sql.exprs.value_model_read_expr),
+exactly as applier.binlog.rowimage decodes them from the binlog, so that the daemon's
+converters give the same result: strings are fetched as raw bytes
+(character_set_results=binary) and decoded with the decoder the binlog path uses
+(`decoder`); FLOAT through CAST(.. AS DOUBLE) (the text form has only 6 digits); temporals
+as MySQL prints them (in a UTC session); ENUM/SET as their numbers.
 """
 
 from __future__ import annotations
@@ -30,22 +30,19 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from applier.apply.lookup import quote
 from applier.binlog.rowimage import decode_text
 from applier.core.types import (
     BINARY,
     BIT,
-    BLOB_BYTES,
-    ENUMSET,
     INTEGER,
     STRING,
     TEMPORAL,
-    TEXT_BYTES,
     SourceTable,
     SqlType,
 )
 from applier.core.types import TableDef as TableDef
 from applier.errors import ReplicationStopped
+from applier.sql.names import quote
 
 CHUNK_ROWS = 50000  # rows per chunk (one target transaction each)
 
@@ -127,62 +124,7 @@ def chunk_where(column: str | None, lo: int | None, hi: int | None) -> str:
     return " AND ".join(parts) or "1=1"
 
 
-# --- reading rows in the value model ----------------------------------------------------
-
-def read_expr(column: str, t: SqlType) -> str:
-    """SQL reading the (quoted) column so that `decoder(t)` gives the value model."""
-    if t.name == "float":
-        return f"CAST({column} AS DOUBLE)"
-    if t.group == TEMPORAL:
-        return f"CAST({column} AS CHAR)"
-    if t.group == ENUMSET:
-        return f"CAST({column} AS UNSIGNED)"
-    return column
-
-
-# Charsets whose every string survives CONVERT(.. USING utf8mb4) and back unchanged.
-_ROUND_TRIP = {"utf8mb4", "utf8mb3", "utf8", "latin1", "ascii"}
-
-
-def literal_expr(column: str, t: SqlType) -> str | None:
-    """SQL rendering the (quoted) column as the SQL literal the applier would write for
-    it when its converter is the identity (identical types), or None where only Python
-    can (FLOAT/DOUBLE, JSON, GEOMETRY, other charsets) or the literal has no small bound
-    (TEXT/BLOB: see literal_bound). QUOTE(NULL) is NULL's literal."""
-    if literal_bound(t) is None:
-        return None
-    g = t.group
-    if g == STRING and (t.charset or "") in _ROUND_TRIP:
-        return f"QUOTE(CONVERT({column} USING utf8mb4))"
-    if g == TEMPORAL:
-        return f"QUOTE(CAST({column} AS CHAR))"
-    if g == BINARY:
-        return "IFNULL(CONCAT('X''', HEX(" + column + "), ''''), 'NULL')"
-    if g == INTEGER or t.name == "decimal":
-        return f"IFNULL(CAST({column} AS CHAR), 'NULL')"
-    if g in (BIT, ENUMSET):
-        return f"IFNULL(CAST(CAST({column} AS UNSIGNED) AS CHAR), 'NULL')"
-    return None
-
-
-def literal_bound(t: SqlType) -> int | None:
-    """An upper bound of the bytes of literal_expr's text for a value of type t, or None
-    when the type's values are unbounded for that purpose (TEXT/BLOB, JSON, GEOMETRY):
-    those are read as bytes and rendered by Python."""
-    if t.name in TEXT_BYTES or t.name in BLOB_BYTES or t.group not in (
-            STRING, BINARY, TEMPORAL, INTEGER, BIT, ENUMSET) and t.name != "decimal":
-        return None
-    if t.group == STRING:  # QUOTE: every character escaped at most, 4 bytes each in utf8mb4
-        return 8 * int(t.length or t.max_bytes or 65535) + 8
-    if t.group == BINARY:
-        return 2 * int(t.max_bytes or t.length or 65535) + 8
-    return 80  # numbers, temporals, BIT, ENUM/SET numbers
-
-
-def rendered_row_bound(types: Sequence[SqlType]) -> int:
-    """Upper bound of the bytes of the CONCAT_WS of the literals of `types` (all bounded)."""
-    return sum(int(literal_bound(t) or 0) + 1 for t in types) + 16
-
+# --- reading rows in the value model (applier.sql.exprs.value_model_read_expr) ----------
 
 def same(v: Any) -> Any:
     """The value as fetched is already in the value model."""

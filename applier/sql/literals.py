@@ -8,15 +8,36 @@ only the dispatch is shorter: ``str``, ``None``, ``int`` and ``bytes`` are writt
 connection's encoder table, anything else (subclasses, sequences, registered types such
 as JSON documents) through ``conn.escape`` itself. tests/unit/test_literals.py compares
 the result with pymysql's own ``mogrify`` value by value.
+
+The same rendering one value at a time, without a connection (``literal``: the seed's
+rows, the rows of a large value built in pieces), and the escape-free variant of it for
+SQL that must read the same under any sql_mode (``escape_free_literal``: repair.sql):
+
+  type              literal (the applier's)          escape_free_literal
+  None              NULL                             NULL
+  int, bool         digits (bool: 1/0)               digits
+  float (finite)    repr, "e0" added (a DOUBLE)      repr (a DECIMAL literal: exact too)
+  Decimal (finite)  format(v, "f")                   format(v, "f")
+  str               '...', backslash escapes         _utf8mb4 X'hex' (its UTF-8)
+  bytes, bytearray  X'hex'                           X'hex' (text=True: _utf8mb4 X'hex')
+  other             pymysql's encoder (temporals)    _utf8mb4 X'hex' of str(v)
+
+A non-finite number has no literal: ValueNotConvertible. The server-side counterparts
+(expressions whose result is such a literal) are in applier.sql.exprs.
 """
 
 from __future__ import annotations
 
 import datetime
+import math
+from collections.abc import Callable
 from decimal import Decimal
+from typing import Any
 
 from pymysql import converters
 from pymysql.constants import SERVER_STATUS
+
+from applier.errors import ValueNotConvertible
 
 try:  # the same loop compiled (setup.py); without a C compiler the loop below does it
     from applier.sql import _literals
@@ -63,3 +84,74 @@ def mogrify(conn, sql: str, args) -> str:
             encoder = encoders.get(t)
             append(escape(v) if encoder is None else encoder(v, enc))
     return sql % tuple(out)
+
+
+# -- one value, no connection -------------------------------------------------------------
+
+def hex_literal(data: bytes | bytearray, charset: str | None = None) -> str:
+    """X'hex' (a binary string), or with a character set introducer `_cs X'hex'` (a string
+    of that character set): reads the same under any sql_mode."""
+    return f"_{charset} X'{data.hex()}'" if charset else f"X'{data.hex()}'"
+
+
+def _finite(v: float | Decimal) -> float | Decimal:
+    if not (v.is_finite() if isinstance(v, Decimal) else math.isfinite(v)):
+        raise ValueNotConvertible(f"{v} cannot be stored in a MySQL column")
+    return v
+
+
+def number_literal(v: int | float | Decimal, *, double: bool = True) -> str:
+    """Digits of a number. A float as repr, with "e0" appended when it has no exponent
+    (`double`: a DOUBLE literal, as the applier writes it) or without (a DECIMAL literal,
+    repair.sql's rendering: the same value once stored in a FLOAT/DOUBLE column)."""
+    if isinstance(v, float):
+        text = repr(_finite(v))
+        return text if not double or "e" in text else text + "e0"
+    if isinstance(v, Decimal):
+        return format(_finite(v), "f")
+    return str(int(v))
+
+
+def _string(v: str) -> str:
+    return "'" + converters.escape_string(v) + "'"
+
+
+_LITERAL: dict[type, Callable[[Any], str]] = {
+    int: str, str: _string, bytes: hex_literal, bytearray: hex_literal,
+    float: number_literal, Decimal: number_literal, type(None): lambda v: "NULL",
+    bool: lambda v: str(int(v)),
+}
+
+
+def literal(v: Any) -> str:
+    """The SQL literal the applier writes for `v` (what ``mogrify`` writes for a session
+    with backslash escapes and pymysql's default encoders; tests/unit/test_literals.py
+    compares the two): one dict lookup for the common types, pymysql's encoder for the
+    others (temporals)."""
+    fn = _LITERAL.get(type(v))
+    return fn(v) if fn is not None else converters.escape_item(v, "utf8mb4")
+
+
+def escape_free_literal(v: Any, *, text: bool = False) -> str:
+    """An SQL literal of `v` that reads the same whether or not the session has
+    NO_BACKSLASH_ESCAPES and whatever its character set (see the module docstring): no
+    value can end it or depend on an escape. `text`: bytes are the UTF-8 of a text (a JSON
+    document read as its text's bytes)."""
+    if v is None:
+        return "NULL"
+    if isinstance(v, bool | int | float | Decimal):
+        return number_literal(v, double=False)
+    if isinstance(v, bytes | bytearray):
+        return hex_literal(v, "utf8mb4" if text else None)
+    return hex_literal(str(v).encode("utf-8", "surrogatepass"), "utf8mb4")
+
+
+def literal_size_bound(v: Any, render: Callable[[Any], str] = literal) -> int:
+    """Upper bound of the bytes of the value's literal, without rendering a long one
+    (bytes: X'hex'; str: quoted, each character escaped at most, at most 4 bytes in
+    utf8mb4); anything else: its literal's length (`render`)."""
+    if isinstance(v, bytes | bytearray):
+        return 2 * len(v) + 3
+    if isinstance(v, str):
+        return 4 * len(v) + 2
+    return len(render(v))

@@ -19,8 +19,8 @@ import pytest
 from applier.apply.schema import read_table
 from applier.convert.decide import Mode
 from applier.core.types import SqlType
+from applier.sql.exprs import comparable_read_expr, comparable_text_expr
 from reconcile import chunking, hashing, job, narrow
-from reconcile.expected import hash_expr, read_expr
 from reconcile.plan import build_plan
 from tests.integration.harness import toml_config
 
@@ -94,8 +94,8 @@ COLUMNS = {"i": SqlType("int"), "d": SqlType("decimal", precision=65, scale=30),
 
 
 def test_hash_of_a_table_row_equals_the_hash_of_its_read_values(source_db):
-    """The servers hash (`hash_expr`) what `read_expr` reads: Python, given the values a
-    read returns, computes the same row digest."""
+    """The servers hash (`comparable_text_expr`) what `comparable_read_expr` reads: Python,
+    given the values a read returns, computes the same row digest."""
     source_db.execute("SET time_zone = '+00:00'")
     source_db.execute("CREATE TABLE h (i INT, d DECIMAL(65,30), s VARCHAR(20) CHARACTER SET"
                       " latin1, t TEXT, b BLOB, bn BINARY(4), dt DATETIME(6),"
@@ -110,8 +110,9 @@ def test_hash_of_a_table_row_equals_the_hash_of_its_read_values(source_db):
                       " (0, 0, '', REPEAT('é', 30000), REPEAT(X'00', 60000), '', '1000-01-01',"
                       " 'x', 0, 0, '1970-01-01 00:00:01', '00:00:00', 1901, '1000-01-01',"
                       " '', '')")
-    reads = [read_expr(f"`{c}`", t) for c, t in COLUMNS.items()]
-    exprs = [(hash_expr(f"`{c}`", t), hashing.item_kind(t, t)) for c, t in COLUMNS.items()]
+    reads = [comparable_read_expr(f"`{c}`", t) for c, t in COLUMNS.items()]
+    exprs = [(comparable_text_expr(f"`{c}`", t), hashing.item_kind(t, t))
+             for c, t in COLUMNS.items()]
     assert {k for _, k in exprs} == {hashing.TEXT, hashing.LONG, hashing.BARE}
     kinds = hashing.detect(source_db.conn)
     for name in kinds.hashes:

@@ -12,6 +12,7 @@ import pymysql
 import pytest
 from pymysql.constants import SERVER_STATUS
 
+from applier.errors import ValueNotConvertible
 from applier.sql import literals
 from applier.sql.literals import mogrify
 
@@ -95,3 +96,27 @@ def test_random_text_and_numbers(conn):
                 rnd.randbytes(rnd.randrange(0, 6)), rnd.choice([None, True, 1.0, -0.0])]
         assert mogrify(conn, "(%s,%s,%s,%s,%s,%s)", args) == \
             cur.mogrify("(%s,%s,%s,%s,%s,%s)", args), repr(args)
+
+
+def test_one_value_without_a_connection_is_what_the_applier_binds(conn):
+    """literals.literal (the seed's rows, session values) writes what mogrify writes for a
+    session with backslash escapes, on both loops; a non-finite number has no literal."""
+    if conn.server_status:
+        return  # literal() is for backslash-escaping sessions only
+    for v in [*VALUES, Tagged("x'y")]:
+        assert literals.literal(v) == mogrify(conn, "%s", [v]), repr(v)
+    for bad in (float("nan"), float("-inf"), Decimal("Infinity"), Decimal("NaN")):
+        with pytest.raises(ValueNotConvertible, match="cannot be stored in a MySQL column"):
+            literals.literal(bad)
+
+
+def test_escape_free_literals_are_hex_or_digits():
+    """escape_free_literal (repair.sql): no quote or backslash a value can reach."""
+    assert literals.escape_free_literal("it's\\") == "_utf8mb4 X'697427735c'"
+    assert literals.escape_free_literal(b"\x00'") == "X'0027'"
+    assert literals.escape_free_literal(b"{}", text=True) == "_utf8mb4 X'7b7d'"
+    assert literals.escape_free_literal(None) == "NULL"
+    assert literals.escape_free_literal(-0.5) == "-0.5" and literals.literal(-0.5) == "-0.5e0"
+    assert literals.escape_free_literal(datetime.date(2024, 1, 2)) == \
+        "_utf8mb4 X'" + b"2024-01-02".hex() + "'"
+    assert literals.hex_literal(b"\xff", "latin1") == "_latin1 X'ff'"

@@ -11,7 +11,6 @@ from applier.core.position import Position
 from applier.core.types import Column, Index, SourceTable, SqlType, TableDef
 from applier.errors import ReplicationStopped, ValueNotConvertible
 from applier.mysqljson.jsondiff import REMOVE, JsonDiff, JsonDiffOp, parse_path
-from applier.seed.copier import literal
 from applier.seed.plan import (
     DoneSet,
     bounds_from_chunks,
@@ -19,12 +18,13 @@ from applier.seed.plan import (
     chunk_range,
     chunk_where,
     decoder,
-    read_expr,
     split_column,
     walk_bounds,
 )
 from applier.seed.replay import filter_changes
 from applier.seed.snapshot import position_key
+from applier.sql.exprs import value_model_read_expr
+from applier.sql.literals import literal
 
 INT = SqlType("int", unsigned=False)
 VARCHAR = SqlType("varchar", length=10, charset="utf8mb4")
@@ -141,10 +141,11 @@ def test_done_set_membership():
 # --- reading values ---------------------------------------------------------------------
 
 def test_read_expressions():
-    assert read_expr("`f`", SqlType("float")) == "CAST(`f` AS DOUBLE)"
-    assert read_expr("`d`", SqlType("datetime", fsp=3)) == "CAST(`d` AS CHAR)"
-    assert read_expr("`e`", SqlType("enum", members=("a",))) == "CAST(`e` AS UNSIGNED)"
-    assert read_expr("`i`", INT) == "`i`"
+    assert value_model_read_expr("`f`", SqlType("float")) == "CAST(`f` AS DOUBLE)"
+    assert value_model_read_expr("`d`", SqlType("datetime", fsp=3)) == "CAST(`d` AS CHAR)"
+    assert value_model_read_expr("`e`", SqlType("enum", members=("a",))) == \
+        "CAST(`e` AS UNSIGNED)"
+    assert value_model_read_expr("`i`", INT) == "`i`"
 
 
 def test_decoders_give_the_value_model():
@@ -239,7 +240,8 @@ def test_identity_columns_are_rendered_by_the_source_the_others_in_python():
     from applier.convert.decide import Mode
     from applier.convert.mapping import build_mapping
     from applier.seed.copier import ChunkReader
-    from applier.seed.plan import SeedTable, literal_expr
+    from applier.seed.plan import SeedTable
+    from applier.sql.exprs import value_literal_expr
 
     types = [INT, SqlType("varchar", length=10, charset="latin1"), SqlType("float"),
              SqlType("tinyint", unsigned=False), SqlType("datetime", fsp=3)]
@@ -256,9 +258,9 @@ def test_identity_columns_are_rendered_by_the_source_the_others_in_python():
         " utf8mb4)), QUOTE(CAST(`e` AS CHAR))), CAST(`c` AS DOUBLE), `d` FROM `db`.`t`")
     assert reader.sql(5, None).endswith(" WHERE `a` >= 5")
     assert reader.render((b"1,'x',NULL", 1.5, -3)) == "(1,'x',NULL,1.5e0,-3)"
-    assert literal_expr("`g`", SqlType("geometry")) is None
-    assert literal_expr("`j`", SqlType("json")) is None
-    assert literal_expr("`u`", SqlType("varchar", length=3, charset="ucs2")) is None
+    assert value_literal_expr("`g`", SqlType("geometry")) is None
+    assert value_literal_expr("`j`", SqlType("json")) is None
+    assert value_literal_expr("`u`", SqlType("varchar", length=3, charset="ucs2")) is None
     python_only = ChunkReader.build(SeedTable(src, tgt, 0, ()), build_mapping(
         src, tgt, Mode.parse("ALL_NON_LOSSY")), on_server=False)
     assert python_only.render((1, b"\xe9", 1.5, -3, b"2024-01-02 03:04:05.000")) == \
@@ -273,13 +275,14 @@ def test_unbounded_columns_are_never_rendered_by_a_server_function():
     from applier.convert.decide import Mode
     from applier.convert.mapping import build_mapping
     from applier.seed.copier import ChunkReader
-    from applier.seed.plan import SeedTable, literal_bound, literal_expr
+    from applier.seed.plan import SeedTable
+    from applier.sql.exprs import value_literal_bound, value_literal_expr
 
     for name in ("tinyblob", "blob", "mediumblob", "longblob", "text", "longtext"):
         t = SqlType(name, length=4294967295, charset="binary" if "blob" in name else
                     "utf8mb4")
-        assert literal_bound(t) is None and literal_expr("`c`", t) is None
-    assert literal_bound(SqlType("varbinary", length=100, max_bytes=100)) == 208
+        assert value_literal_bound(t) is None and value_literal_expr("`c`", t) is None
+    assert value_literal_bound(SqlType("varbinary", length=100, max_bytes=100)) == 208
     types = [INT, SqlType("longblob", length=4294967295, charset="binary"),
              SqlType("varbinary", length=60000, max_bytes=60000)]
     src = SourceTable("db", "t", 1, tuple(Column(i, n, t) for i, (n, t) in
@@ -296,8 +299,7 @@ def test_unbounded_columns_are_never_rendered_by_a_server_function():
 
 def test_a_large_row_is_built_in_variables_below_the_packet():
     from applier.seed import large
-    from applier.seed.copier import literal
-
+    from applier.sql.literals import literal
     blob, text = bytes(range(256)) * 4000, "é'\\" * 100000  # 1 024 000 bytes; 300 000 chars
     row = large.plan_row([7, blob, text, None], ["id", "b", "t", "n"], literal, fixed=200,
                          packet=1 << 20)
