@@ -16,13 +16,15 @@ SQL that must read the same under any sql_mode (``escape_free_literal``: repair.
   type              literal (the applier's)          escape_free_literal
   None              NULL                             NULL
   int, bool         digits (bool: 1/0)               digits
-  float (finite)    repr, "e0" added (a DOUBLE)      repr (a DECIMAL literal: exact too)
+  float (finite)    repr, "e0" added (a DOUBLE)      repr (without an exponent a DECIMAL
+                                                     literal: the same DOUBLE once stored)
   Decimal (finite)  format(v, "f")                   format(v, "f")
   str               '...', backslash escapes         _utf8mb4 X'hex' (its UTF-8)
   bytes, bytearray  X'hex'                           X'hex' (text=True: _utf8mb4 X'hex')
   other             pymysql's encoder (temporals)    _utf8mb4 X'hex' of str(v)
 
-A non-finite number has no literal: ValueNotConvertible. The server-side counterparts
+A non-finite number has no literal: ValueNotConvertible (mogrify raises pymysql's own
+ProgrammingError, as pymysql does). The server-side counterparts
 (expressions whose result is such a literal) are in applier.sql.exprs.
 """
 
