@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import logging
 
-import applier.binlog.stream  # noqa: F401 (installs the filter)
+from applier import drivers
+from applier.binlog import libevents
 
 
 def test_the_reconnect_notice_is_dropped_and_other_records_pass(caplog):
+    drivers.install(libevents.PATCHES)  # as applier.binlog.stream.BinlogSource does
     library = logging.getLogger("pymysqlreplication")
     with caplog.at_level(logging.WARNING, logger="pymysqlreplication"):
         library.warning("\n  A pymysql.OperationalError error occurred, Re-request the "
