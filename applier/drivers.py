@@ -55,10 +55,11 @@ class LibraryMismatch(ConfigError):
 
 @dataclass(frozen=True)
 class Need:
-    """One thing relied on: `owner` (a dotted path: module, then classes) has attribute
-    `name` (kind "attribute"); or it is callable taking `positional` first, by position,
-    and accepting `keywords` (kind "call"); or the owner's own code reads or sets `name`
-    (kind "used": an instance attribute, or a module global the class looks up)."""
+    """One thing relied on, of `owner` (a dotted path: module, then classes):
+    "attribute": it has attribute `name`; "call": `name` is callable taking `positional`
+    first, by position, and accepting `keywords`; "sets" / "reads": the owner's own code
+    sets / reads the attribute `name` of an object (an instance attribute); "global": the
+    owner's code looks up the module global `name`."""
 
     owner: str
     name: str
@@ -75,9 +76,9 @@ _CONN = "pymysql.connections.Connection"
 CONTRACT: tuple[Need, ...] = (
     # install: the event map, the packet wrapper and GtidSet the stream reader uses
     Need(_WRAPPER, _EVENT_MAP),
-    Need(_WRAPPER, _EVENT_MAP, "used"),
+    Need(_WRAPPER, _EVENT_MAP, "reads"),
     Need("pymysqlreplication.binlogstream", "BinLogPacketWrapper"),
-    Need(_READER, "BinLogPacketWrapper", "used"),
+    Need(_READER, "BinLogPacketWrapper", "global"),
     Need(_WRAPPER, "__init__", "call", ("from_packet", "table_map", "ctl_connection",
                                         "mysql_version", "use_checksum"),
          ("allowed_events", "only_tables", "ignored_tables", "only_schemas",
@@ -85,14 +86,14 @@ CONTRACT: tuple[Need, ...] = (
           "optional_meta_data", "enable_logging", "use_column_name_cache",
           "post_header_lengths")),
     Need("pymysqlreplication.binlogstream", "GtidSet"),
-    Need(_READER, "GtidSet", "used"),
+    Need(_READER, "GtidSet", "global"),
     Need("pymysqlreplication.gtid.GtidSet", "__init__", "call", ("gtid_set",)),
     Need("pymysqlreplication.gtid.GtidSet", "encoded", "call"),
     Need("pymysqlreplication.gtid.GtidSet", "encoded_length"),
     # the reader's connections
-    Need(_READER, "_ctl_connection", "used"),
-    Need(_READER, "_stream_connection", "used"),
-    Need(_CONN, "_sock", "used"),
+    Need(_READER, "_ctl_connection", "sets"),
+    Need(_READER, "_stream_connection", "sets"),
+    Need(_CONN, "_sock", "sets"),
     Need(_READER, "__init__", "call", ("connection_settings", "server_id"),
          ("blocking", "resume_stream", "log_file", "log_pos", "auto_position", "is_mariadb",
           "only_events", "filter_non_implemented_events", "freeze_schema",
@@ -103,11 +104,11 @@ CONTRACT: tuple[Need, ...] = (
          ("from_packet", "event_size", "table_map", "ctl_connection")),
     Need("pymysqlreplication.event.BinLogEvent", "_declared_post_header_len", "call",
          ("default",)),
-    Need("pymysqlreplication.row_event.RowsEvent", "_processed", "used"),
-    Need(_WRAPPER, "_processed", "used"),
+    Need("pymysqlreplication.row_event.RowsEvent", "_processed", "sets"),
+    Need(_WRAPPER, "_processed", "reads"),
     Need("pymysqlreplication.event.QueryEvent", "_read_status_vars_value_for_key", "call",
          ("key",)),
-    Need("pymysqlreplication.event.QueryEvent", "_read_status_vars_value_for_key", "used"),
+    Need("pymysqlreplication.event.QueryEvent", "_read_status_vars_value_for_key", "reads"),
     Need("pymysqlreplication.table.Table", "__init__", "call",
          keywords=("table_id", "schema", "table", "columns")),
     Need("pymysql.protocol.MysqlPacket", "__init__", "call", keywords=("data", "encoding")),
@@ -130,8 +131,13 @@ def _resolve(path: str):
     raise ImportError(path)
 
 
-def _code_uses(owner, name: str) -> bool:
-    """Whether a function defined in `owner` (a class) reads, sets or calls `name`."""
+_OPS = {"sets": ("STORE_ATTR",), "reads": ("LOAD_ATTR", "LOAD_METHOD"),
+        "global": ("LOAD_GLOBAL",)}
+
+
+def _code_uses(owner, name: str, ops: tuple[str, ...]) -> bool:
+    """Whether a function defined in `owner` (a class) has an instruction of `ops` on
+    `name`."""
     codes = []
     for value in vars(owner).values():
         value = getattr(value, "__func__", value)  # classmethod, staticmethod
@@ -143,7 +149,7 @@ def _code_uses(owner, name: str) -> bool:
         code = codes.pop()
         codes.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
         if any(i.argval == name for i in dis.get_instructions(code)
-               if i.opname in ("LOAD_ATTR", "STORE_ATTR", "LOAD_METHOD", "LOAD_GLOBAL")):
+               if i.opname in ops):
             return True
     return False
 
@@ -152,11 +158,11 @@ def _problem(need: Need) -> str | None:
     """What is wrong with `need` in the installed library, or None."""
     try:
         owner = _resolve(need.owner)
-        target = getattr(owner, need.name) if need.kind != "used" else None
+        target = getattr(owner, need.name) if need.kind not in _OPS else None
     except (ImportError, AttributeError):
         return "is gone"
-    if need.kind == "used":
-        return None if _code_uses(owner, need.name) else "is gone"
+    if need.kind in _OPS:
+        return None if _code_uses(owner, need.name, _OPS[need.kind]) else "is gone"
     if need.kind != "call":
         return None
     try:

@@ -54,7 +54,7 @@ def test_the_installed_versions_are_the_pinned_ones():
 @pytest.mark.parametrize("need, message", [
     (Need(READER, "_no_such_name"),
      f"{READER}._no_such_name is gone ({LIB}): applier/drivers.py relies on it"),
-    (Need(READER, "_no_such_connection", "used"),
+    (Need(READER, "_no_such_connection", "sets"),
      f"{READER}._no_such_connection is gone ({LIB}): applier/drivers.py relies on it"),
     (Need("pymysqlreplication.no_such_module", "GtidSet"),
      "pymysqlreplication.no_such_module.GtidSet is gone "
@@ -73,6 +73,7 @@ def test_a_missing_symbol_is_named(need, message):
     Need(CONN, "_execute_command", "call", ("command", "query")),  # renamed parameter
     Need(CONN, "_execute_command", "call", ("command",)),  # one more required
     Need(CONN, "_read_query_result", "call", keywords=("buffered",)),  # no such keyword
+    Need(READER, "close", "call", ("force",)),  # takes no argument
     Need("pymysqlreplication.table.Table", "__init__", "call", keywords=("id",)),
 ])
 def test_a_changed_signature_is_named(need):
