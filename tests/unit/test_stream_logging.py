@@ -1,6 +1,7 @@
-"""The library's 'Re-request the connection' notice is dropped (applier.binlog.stream):
-it fires at every stop, when the daemon shuts the stream socket down on purpose, and a
-real loss is reported by the applier's own message. Its other records pass."""
+"""The library's 'Re-request the connection' notice is dropped (applier.drivers, installed
+with the patches where the binlog is read): it fires at every stop, when the daemon shuts
+the stream socket down on purpose, and a real loss is reported by the applier's own
+message. Its other records pass."""
 
 from __future__ import annotations
 
