@@ -16,7 +16,8 @@ LAYERS = (
     # the shared vocabulary: types, charsets, column definitions, type codes, Position,
     # GtidSet, table definitions, filters
     ("applier.core",),
-    ("applier.config", "applier.sql"),  # settings; SQL identifiers and literals
+    # settings; SQL identifiers and literals; every private name of the client libraries
+    ("applier.config", "applier.sql", "applier.drivers"),
     ("applier.mysqljson",),  # MySQL's JSON: binary decoding, documents, diffs, SQL
     ("applier.binlog",),  # reading the source
     ("applier.convert",),  # per-column decisions and value conversion

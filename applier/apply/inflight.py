@@ -10,8 +10,8 @@ the commit) with the context of the statement it belongs to; a rollback first re
 result in flight (ignoring it), so the connection never holds an unread response.
 
 pymysql has no asynchronous query; ``send`` and ``drain`` are the two halves of its
-``Connection.query`` (``_execute_command`` then ``_read_query_result``), which is all
-``cursor.execute`` does for a statement that returns no rows.
+``Connection.query`` (`applier.drivers.send_query` then `applier.drivers.read_query_result`),
+which is all ``cursor.execute`` does for a statement that returns no rows.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from pymysql.constants import COMMAND
+from applier import drivers
 
 log = logging.getLogger(__name__)
 
@@ -34,8 +34,7 @@ class InFlight:
         error, count)`` runs when its result is read: with the error the server returned
         (``done`` raises it, or recovers), else with the affected (matched) rows."""
         self.drain()
-        self.conn._execute_command(COMMAND.COM_QUERY,
-                                   query.encode(self.conn.encoding, "surrogateescape"))
+        drivers.send_query(self.conn, query.encode(self.conn.encoding, "surrogateescape"))
         self._pending = (query, done)
 
     def drain(self) -> None:
@@ -45,7 +44,7 @@ class InFlight:
         query, done = self._pending
         self._pending = None
         try:
-            count = self.conn._read_query_result()
+            count = drivers.read_query_result(self.conn)
         except Exception as exc:
             done(query, exc, 0)
             return
@@ -57,6 +56,6 @@ class InFlight:
             return
         self._pending = None
         try:
-            self.conn._read_query_result()
+            drivers.read_query_result(self.conn)
         except Exception:  # the rollback follows; a lost connection rolls back itself
             log.debug("result of a discarded statement", exc_info=True)

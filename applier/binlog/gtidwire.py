@@ -8,7 +8,9 @@ its lowest and highest byte and the count of (uuid, tag) members in the six betw
 member adds its tag after the uuid: a variable-length length (one byte, `len << 1`, for
 tags of at most 32 characters) and its characters. All little-endian.
 
-`install()` makes the library encode through here when the set holds tags.
+`WireGtidSet` is the library's GtidSet encoding through here when the set holds tags;
+`applier.drivers.install` makes the library's stream reader use it
+(`applier.binlog.libevents.PATCHES`).
 """
 
 from __future__ import annotations
@@ -16,7 +18,6 @@ from __future__ import annotations
 import struct
 import uuid
 
-from pymysqlreplication import binlogstream
 from pymysqlreplication import gtid as libgtid
 
 from applier.core.gtidset import MySQLGtidSet
@@ -41,7 +42,7 @@ def encode(gtids: MySQLGtidSet) -> bytes:
     return b"".join(out)
 
 
-class _WireGtidSet(libgtid.GtidSet):
+class WireGtidSet(libgtid.GtidSet):
     """The library's GtidSet, encoding a tagged set through `encode`."""
 
     def __init__(self, gtid_set):
@@ -61,7 +62,3 @@ class _WireGtidSet(libgtid.GtidSet):
     def encoded(self) -> bytes:
         return self._wire if self._wire is not None else super().encoded()
 
-
-def install() -> None:
-    """The library's dump request encodes tagged sets (idempotent)."""
-    binlogstream.GtidSet = _WireGtidSet

@@ -4,11 +4,12 @@ mysql-replication (1.0.17) hides events in three ways; the applier turns each of
 every event reaches `applier.binlog.assembler` (which uses it, passes it over as carrying no
 data, or stops):
 
-  * `only_events` / its default filter: `ALL_EVENTS` lists every class the library can
-    build, NotImplementedEvent included (with ``filter_non_implemented_events=False``);
-  * a rows event whose table id has no table map is dropped inside the library
-    (``_processed = False``): the rows classes are replaced by subclasses that keep it, so
-    the applier refuses it instead of losing it;
+  * `only_events` / its default filter: `applier.drivers.install` (of `PATCHES`) returns
+    every class the library can build, NotImplementedEvent included (with
+    ``filter_non_implemented_events=False``);
+  * a rows event whose table id has no table map is dropped inside the library: the rows
+    classes are replaced by subclasses that keep it (`applier.drivers.keep`), so the
+    applier refuses it instead of losing it;
   * events the library does not know (TRANSACTION_PAYLOAD, MariaDB's compressed events)
     come as NotImplementedEvent with their raw bytes; their contents are decoded by
     `applier.binlog.payload` and turned back into library objects here (`EventFactory`), so they
@@ -21,12 +22,13 @@ event the applier passes over or refuses cannot fail inside the library.
 Checksums: the library decides once per connection whether events end with a CRC32
 (from the source's global binlog_checksum), and strips 4 bytes from every event when it
 does, also in a binlog file written without checksums (a `BEGIN` then reads as `B`).
-`install()` replaces the packet wrapper its stream reader builds every event with by
+`PATCHES` replaces the packet wrapper its stream reader builds every event with by
 `ChecksumFollowingWrapper`, which asks the stream's `applier.binlog.checksum.ChecksumFollower`
 (attached to the library's control connection as ``binlog_checksums``) event by event.
 
-`install()` patches the library's private event-type map (as `applier.binlog.libquery` does)
-and its stream reader's packet wrapper.
+`PATCHES` is what `applier.drivers.install` applies to the library (its private event-type
+map, its stream reader's packet wrapper and GtidSet class): explicitly, where the binlog
+is read, never on import. This module reaches into no private name itself.
 """
 
 from __future__ import annotations
@@ -34,11 +36,12 @@ from __future__ import annotations
 from typing import Any
 
 from pymysql.protocol import MysqlPacket
-from pymysqlreplication import binlogstream, packet, row_event
-from pymysqlreplication.event import BinLogEvent, NotImplementedEvent
+from pymysqlreplication import packet, row_event
+from pymysqlreplication.event import BinLogEvent, QueryEvent
 from pymysqlreplication.table import Table
 
-from applier.binlog import libquery, tablemapwire
+from applier import drivers
+from applier.binlog import gtidwire, libquery, tablemapwire
 from applier.binlog.checksum import ChecksumError
 from applier.binlog.eventtypes import HANDLED
 from applier.errors import ReplicationStopped
@@ -49,8 +52,8 @@ class _KeepUnmapped:
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        if not self._processed and self.table_id not in self.table_map:
-            self._processed = True
+        if drivers.dropped_unmapped(self):
+            drivers.keep(self)
             self.unmapped = True  # the assembler finds no table for it and stops
 
 
@@ -80,24 +83,20 @@ class TableMapEvent(row_event.TableMapEvent):
 
     def __init__(self, from_packet, event_size, table_map, ctl_connection, **kwargs):
         if not getattr(ctl_connection, "applier_reads_table_maps", False):
-            super().__init__(from_packet, event_size, table_map, ctl_connection, **kwargs)
+            super().__init__(from_packet=from_packet, event_size=event_size,
+                             table_map=table_map, ctl_connection=ctl_connection, **kwargs)
             return
-        BinLogEvent.__init__(self, from_packet, event_size, table_map, ctl_connection,
-                             **kwargs)
+        BinLogEvent.__init__(self, from_packet=from_packet, event_size=event_size,
+                             table_map=table_map, ctl_connection=ctl_connection, **kwargs)
         body = from_packet.packet.get_all_data()[20:20 + event_size]
         try:
             self.table_id, self.schema, self.table = tablemapwire.names(
-                body, self._declared_post_header_len(8))
+                body, drivers.post_header_len(self, 8))
         except tablemapwire.TableMapError:  # the assembler reads it again and stops
             self.table_id, self.schema, self.table = -1, "", ""
         self.columns = []
-        self.table_obj = Table(self.table_id, self.schema, self.table, [])
-
-
-_KEEP = {row_event.TableMapEvent: TableMapEvent,
-         row_event.WriteRowsEvent: WriteRowsEvent, row_event.UpdateRowsEvent: UpdateRowsEvent,
-         row_event.DeleteRowsEvent: DeleteRowsEvent,
-         row_event.PartialUpdateRowsEvent: PartialUpdateRowsEvent}
+        self.table_obj = Table(table_id=self.table_id, schema=self.schema, table=self.table,
+                               columns=[])
 
 
 class ChecksumFollowingWrapper(packet.BinLogPacketWrapper):
@@ -118,20 +117,15 @@ class ChecksumFollowingWrapper(packet.BinLogPacketWrapper):
                          use_checksum, *args, **kwargs)
 
 
-def install() -> frozenset[type]:
-    """Patch the library's event map (QUERY events tolerant of unknown status variables,
-    rows events kept without a table map, unused events not parsed) and its stream
-    reader's packet wrapper (checksums per binlog file); returns every class it may
-    build."""
-    libquery.install()
-    binlogstream.BinLogPacketWrapper = ChecksumFollowingWrapper
-    event_map = packet.BinLogPacketWrapper._BinLogPacketWrapper__event_map
-    for code, cls in list(event_map.items()):
-        event_map[code] = _KEEP.get(cls, cls) if code in HANDLED else NotImplementedEvent
-    return frozenset(set(event_map.values()) | {NotImplementedEvent})
-
-
-ALL_EVENTS = install()
+PATCHES = drivers.Patches(
+    parsed=HANDLED,  # the event types the applier uses; others come as NotImplementedEvent
+    events={QueryEvent: libquery.ToleratedQueryEvent,
+            row_event.TableMapEvent: TableMapEvent, row_event.WriteRowsEvent: WriteRowsEvent,
+            row_event.UpdateRowsEvent: UpdateRowsEvent,
+            row_event.DeleteRowsEvent: DeleteRowsEvent,
+            row_event.PartialUpdateRowsEvent: PartialUpdateRowsEvent},
+    packet_wrapper=ChecksumFollowingWrapper,  # checksums per binlog file
+    gtid_set=gtidwire.WireGtidSet)  # the dump request can carry a tagged GTID set
 
 
 class EventFactory:
@@ -142,6 +136,7 @@ class EventFactory:
     post-header lengths of the current FORMAT_DESCRIPTION event."""
 
     def __init__(self, mysql_version: tuple = (0, 0, 0)):
+        self.events = drivers.install(PATCHES)  # the classes the library builds
         self.mysql_version = mysql_version
         self.post_header_lengths: tuple[int, ...] | None = None
 
@@ -157,10 +152,13 @@ class EventFactory:
     def build(self, event: bytes, table_map: dict, ctl: Any):
         """The library's object for `event`, or None when the library drops it."""
         wrapper = packet.BinLogPacketWrapper(
-            MysqlPacket(b"\x00" + event, "utf8"), table_map, ctl, self.mysql_version,
-            True,  # use_checksum: the footer is there
-            ALL_EVENTS, None, None, None, None,  # only/ignored tables and schemas
-            False, False, False,  # freeze_schema, ignore_decode_errors, verify_checksum
-            True,  # optional_meta_data: names etc. from the table map when it has them
-            False, False, self.post_header_lengths)
+            from_packet=MysqlPacket(data=b"\x00" + event, encoding="utf8"),
+            table_map=table_map, ctl_connection=ctl, mysql_version=self.mysql_version,
+            use_checksum=True,  # the footer is there
+            allowed_events=self.events, only_tables=None, ignored_tables=None,
+            only_schemas=None, ignored_schemas=None, freeze_schema=False,
+            ignore_decode_errors=False, verify_checksum=False,
+            optional_meta_data=True,  # names etc. from the table map when it has them
+            enable_logging=False, use_column_name_cache=False,
+            post_header_lengths=self.post_header_lengths)
         return wrapper.event

@@ -4,8 +4,9 @@ mysql-replication (1.0.17) raises StatusVariableMismatch at the first status var
 has no parser for, and the event is lost inside the library's fetchone. MySQL 9.7 writes
 such a variable (key 0x15) into statement-based DML events, so the applier could never
 see, and refuse, them. Status variables are one length-prefixed block, so an unknown key
-can be passed over safely: `ToleratedQueryEvent` skips the rest of the block (nothing we
-use follows the unknown key: the charset comes first) and keeps the keys it skipped.
+can be passed over safely: `ToleratedQueryEvent` skips the rest of the block
+(`applier.drivers.TolerantQueryEvent`: nothing we use follows the unknown key, the charset
+comes first) and keeps the keys it skipped.
 
 The library also decodes the statement text as UTF-8 with backslash escapes, whatever
 character set the client used (``SET NAMES latin1`` turned ``café`` into ``cafxe9``).
@@ -15,17 +16,13 @@ cannot decode kept as surrogate escapes so that encoding the text back gives the
 bytes. `session_of()` gives the session (charset, collations, sql_mode) the statement
 ran in.
 
-`install()` makes the library build this class for QUERY events (its event-type map is
-private, so this is the one place that reaches into it).
+The library builds this class for QUERY events once `applier.drivers.install` applied
+`applier.binlog.libevents.PATCHES` (its event-type map is private).
 """
 
 from __future__ import annotations
 
-from pymysqlreplication import packet
-from pymysqlreplication.constants.BINLOG import QUERY_EVENT
-from pymysqlreplication.event import QueryEvent
-from pymysqlreplication.exceptions import StatusVariableMismatch
-
+from applier import drivers
 from applier.binlog import queryvars
 from applier.binlog.events import QuerySession
 from applier.core import charsets
@@ -33,12 +30,13 @@ from applier.core import charsets
 _POST_HEADER = 13  # QUERY event post-header length (thread id, time, db len, error, vars len)
 
 
-class ToleratedQueryEvent(QueryEvent):
+class ToleratedQueryEvent(drivers.TolerantQueryEvent):
     """A QueryEvent that passes over status variables the library cannot parse and
     decodes its text with the event's character set."""
 
     def __init__(self, from_packet, event_size, table_map, ctl_connection, **kwargs):
-        super().__init__(from_packet, event_size, table_map, ctl_connection, **kwargs)
+        super().__init__(from_packet=from_packet, event_size=event_size, table_map=table_map,
+                         ctl_connection=ctl_connection, **kwargs)
         raw = self._raw_query(event_size)
         self.query_bytes = raw
         if raw is not None:
@@ -53,29 +51,12 @@ class ToleratedQueryEvent(QueryEvent):
             return None
         body = data[20:20 + event_size]  # OK byte + 19-byte header; checksum excluded
         schema = self.schema if isinstance(self.schema, bytes) else b""
-        start = (self._declared_post_header_len(_POST_HEADER) + self.status_vars_length
+        start = (drivers.post_header_len(self, _POST_HEADER) + self.status_vars_length
                  + len(schema) + 1)
         if (len(body) != event_size or start > len(body) or body[start - 1] != 0
                 or body[start - 1 - len(schema):start - 1] != schema):
             return None
         return bytes(body[start:])
-
-    def _read_status_vars_value_for_key(self, key: int) -> None:
-        if not hasattr(self, "_vars_end"):  # first key: its byte was just read
-            self._vars_end = self.packet.read_bytes - 1 + self.status_vars_length
-            self.skipped_status_keys: list[int] = []
-        try:
-            super()._read_status_vars_value_for_key(key)
-        except StatusVariableMismatch:
-            self.skipped_status_keys.append(key)
-            self.packet.advance(self._vars_end - self.packet.read_bytes)
-
-
-def install() -> type[QueryEvent]:
-    """Register ToleratedQueryEvent for QUERY events; returns it (for only_events)."""
-    event_map = packet.BinLogPacketWrapper._BinLogPacketWrapper__event_map
-    event_map[QUERY_EVENT] = ToleratedQueryEvent
-    return ToleratedQueryEvent
 
 
 def decode_query(raw: bytes, charset_client: int | None) -> str:
@@ -110,7 +91,7 @@ def query_vars(event) -> tuple[queryvars.QueryVars | None, str | None]:
     queryvars); (None, why) when they cannot be read, (None, None) without bytes."""
     try:
         data = event.packet.packet.get_all_data()
-        post_header = event._declared_post_header_len(_POST_HEADER)
+        post_header = drivers.post_header_len(event, _POST_HEADER)
     except AttributeError:
         return None, None
     body = data[20:20 + event.event_size]  # OK byte + 19-byte header; checksum excluded

@@ -20,7 +20,8 @@ mysql-replication 1.0.17, asserted in tests/integration/test_exact_values.py):
     in the middle of a transaction: we forbid that and raise TransientError instead, so
     the applier resumes from its last committed checkpoint.
 
-The library hides nothing from us (`applier.binlog.libevents`): every event reaches
+The library hides nothing from us (`applier.binlog.libevents`, patched in by
+`applier.drivers.install` when a reader is made, never on import): every event reaches
 `applier.binlog.assembler`, which groups events into transactions, decodes compressed ones, and
 stops on any event it does not understand. A stream that ends is an outage: in blocking
 mode the end of the stream (the source shut down) raises TransientError, so the daemon
@@ -45,7 +46,8 @@ from dataclasses import dataclass
 import pymysql
 from pymysqlreplication import BinLogStreamReader
 
-from applier.binlog import checksum, eventtypes, gtidwire, libevents, rowimage
+from applier import drivers
+from applier.binlog import checksum, eventtypes, libevents, rowimage
 from applier.binlog.assembler import Assembler
 from applier.binlog.connfail import connect_failure
 from applier.binlog.events import Transaction
@@ -55,22 +57,7 @@ from applier.core.position import Position
 from applier.errors import ConnectError, ConnectRefused, ReplicationStopped, TransientError
 from applier.server_codes import BINLOG_READ_ERROR, CONNECT
 
-gtidwire.install()  # the dump request can carry a tagged GTID set
-
 log = logging.getLogger(__name__)
-
-
-class _NoReconnectNotice(logging.Filter):
-    """mysql-replication warns 'Re-request the connection' whenever its stream socket
-    fails, also when the daemon shuts that socket down on purpose at a stop. It never
-    reconnects here (BinlogSource._connect_once refuses a second stream connection), and a
-    real loss is reported by that refusal's own message: the library's notice is dropped."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return "Re-request the connection" not in record.getMessage()
-
-
-logging.getLogger("pymysqlreplication").addFilter(_NoReconnectNotice())
 
 TableFilter = Callable[[str, str], bool]
 
@@ -256,6 +243,7 @@ class BinlogSource:
                  heartbeat: float | None = None,
                  on_heartbeat: Callable[[], None] | None = None,
                  handled: frozenset[int] = eventtypes.HANDLED):
+        self.library_events = drivers.install(libevents.PATCHES)  # the classes it builds
         self.cfg = cfg
         self.server_id = server_id
         self.start = start
@@ -317,8 +305,7 @@ class BinlogSource:
         the stream's socket is shut down; `close` still follows, in the reading thread's
         absence."""
         self._interrupted = True
-        conn = getattr(self._stream, "_stream_connection", None)
-        sock = getattr(conn, "_sock", None)
+        sock = drivers.stream_socket(self._stream)
         if sock is not None:
             try:
                 sock.shutdown(socket.SHUT_RDWR)
@@ -332,7 +319,7 @@ class BinlogSource:
 
     def library_context(self) -> tuple[dict, object]:
         """The library's table map and control connection, to build events from bytes."""
-        return self._stream.table_map, self._stream._ctl_connection
+        return self._stream.table_map, drivers.ctl_connection(self._stream)
 
     # -- internals ----------------------------------------------------------------------
 
@@ -346,7 +333,7 @@ class BinlogSource:
             connection_settings=kwargs, server_id=self.server_id, blocking=self.blocking,
             resume_stream=True, log_file=sp.log_file, log_pos=sp.log_pos,
             auto_position=sp.gtid_set, is_mariadb=sp.mariadb,
-            only_events=libevents.ALL_EVENTS, filter_non_implemented_events=False,
+            only_events=self.library_events, filter_non_implemented_events=False,
             freeze_schema=False, enable_logging=False, slave_heartbeat=self.heartbeat,
             pymysql_wrapper=self._connect_once)
         log.info("reading the source binlog from %s (server_id %d, %s)",
@@ -408,6 +395,7 @@ def library_rows(cfg: ServerConfig, server_id: int, start: Position, schema: str
     binlog: [{'kind': ..., 'values': {column name: value}}] (after image for updates).
 
     For tests and diagnosis only: it shows what `rowimage` corrects (module docstring)."""
+    drivers.install(libevents.PATCHES)
     stream = BinLogStreamReader(
         connection_settings=dict(cfg.pymysql_kwargs()), server_id=server_id,
         blocking=False, resume_stream=True, log_file=start.log_file, log_pos=start.log_pos,

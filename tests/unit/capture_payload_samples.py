@@ -16,6 +16,7 @@ from pathlib import Path
 import pymysql
 from pymysqlreplication import BinLogStreamReader
 
+from applier import drivers
 from applier.binlog import libevents
 
 OUT = Path(__file__).with_name("payload_samples.py")
@@ -46,7 +47,7 @@ def _events(port: int, start: tuple[str, int]) -> list[str]:
     stream = BinLogStreamReader(
         connection_settings=dict(host="127.0.0.1", port=port, user="root", password=""),
         server_id=4999, blocking=False, resume_stream=True, log_file=start[0],
-        log_pos=start[1], only_events=libevents.ALL_EVENTS,
+        log_pos=start[1], only_events=drivers.install(libevents.PATCHES),
         filter_non_implemented_events=False)
     out = []
     try:

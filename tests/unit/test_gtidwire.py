@@ -10,7 +10,8 @@ import pytest
 from pymysqlreplication import binlogstream
 from pymysqlreplication.gtid import GtidSet
 
-from applier.binlog import gtidwire
+from applier import drivers
+from applier.binlog import gtidwire, libevents
 from applier.core.gtidset import MySQLGtidSet
 
 U1 = "3e11fa47-71ca-11e1-9e33-c80aa9429562"
@@ -33,7 +34,7 @@ def test_a_tagged_set_is_format_v1():
 
 
 def test_the_library_sends_a_tagged_set_through_us():
-    gtidwire.install()
+    drivers.install(libevents.PATCHES)
     text = f"{U1}:1-3:batch_7:2"
     sent = binlogstream.GtidSet(text)
     assert sent.encoded() == gtidwire.encode(MySQLGtidSet.parse(text))

@@ -1,0 +1,331 @@
+"""Every use of a private name of mysql-replication and PyMySQL, and every patch the
+applier applies to them: the one module to read when the pinned versions
+(pyproject.toml) move.
+
+Why the applier reaches inside the libraries:
+
+  * the library's event-type map is private: `install` makes it build the applier's
+    subclasses (`applier.binlog.libevents`: every event reaches the assembler) and parse
+    no event the applier does not use;
+  * its stream reader builds events with a module-level packet wrapper and encodes the
+    dump request's GTID set with a module-level GtidSet class: `install` replaces both
+    (checksums per binlog file; tagged GTID sets);
+  * a rows event without a table map is dropped through its ``_processed`` flag, and a
+    QUERY event's status variables are read by a private method (`TolerantQueryEvent`);
+  * its control connection and stream socket are private attributes of the reader
+    (`ctl_connection`, `stream_socket`);
+  * PyMySQL has no asynchronous query: `send_query` and `read_query_result` are the two
+    halves of ``Connection.query`` (`applier.apply.inflight`).
+
+Nothing is patched by importing a module: `install(patches)` patches, explicitly and
+idempotently, where the binlog is read (`applier.binlog.stream.BinlogSource`,
+`library_rows`, `applier.binlog.libevents.EventFactory`). `CONTRACT` lists every private
+name and signature relied on; `verify` checks them (install first, so a library that
+changed stops the applier at start naming the symbol; tests/unit/test_library_contract.py
+without a server).
+"""
+
+from __future__ import annotations
+
+import dis
+import importlib
+import inspect
+import logging
+import types
+from collections.abc import Mapping
+from dataclasses import dataclass
+from importlib import metadata
+
+from pymysql.constants import COMMAND
+from pymysqlreplication import binlogstream, packet
+from pymysqlreplication.event import NotImplementedEvent, QueryEvent
+from pymysqlreplication.exceptions import StatusVariableMismatch
+
+from applier.errors import ConfigError
+
+_DISTRIBUTIONS = {"pymysqlreplication": "mysql-replication", "pymysql": "PyMySQL"}
+
+
+class LibraryMismatch(ConfigError):
+    """An installed library lacks a name or signature the applier relies on."""
+
+
+# -- the contract ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Need:
+    """One thing relied on, of `owner` (a dotted path: module, then classes):
+    "attribute": it has attribute `name`; "call": `name` is callable taking `positional`
+    first, by position, and accepting `keywords`; "sets" / "reads": the owner's own code
+    sets / reads the attribute `name` of an object (an instance attribute); "global": the
+    owner's code looks up the module global `name`."""
+
+    owner: str
+    name: str
+    kind: str = "attribute"
+    positional: tuple[str, ...] = ()
+    keywords: tuple[str, ...] = ()
+
+
+_READER = "pymysqlreplication.binlogstream.BinLogStreamReader"
+_WRAPPER = "pymysqlreplication.packet.BinLogPacketWrapper"
+_EVENT_MAP = "_BinLogPacketWrapper__event_map"
+_CONN = "pymysql.connections.Connection"
+
+CONTRACT: tuple[Need, ...] = (
+    # install: the event map, the packet wrapper and GtidSet the stream reader uses
+    Need(_WRAPPER, _EVENT_MAP),
+    Need(_WRAPPER, _EVENT_MAP, "reads"),
+    Need("pymysqlreplication.binlogstream", "BinLogPacketWrapper"),
+    Need(_READER, "BinLogPacketWrapper", "global"),
+    Need(_WRAPPER, "__init__", "call", ("from_packet", "table_map", "ctl_connection",
+                                        "mysql_version", "use_checksum"),
+         ("allowed_events", "only_tables", "ignored_tables", "only_schemas",
+          "ignored_schemas", "freeze_schema", "ignore_decode_errors", "verify_checksum",
+          "optional_meta_data", "enable_logging", "use_column_name_cache",
+          "post_header_lengths")),
+    Need("pymysqlreplication.binlogstream", "GtidSet"),
+    Need(_READER, "GtidSet", "global"),
+    Need("pymysqlreplication.gtid.GtidSet", "__init__", "call", ("gtid_set",)),
+    Need("pymysqlreplication.gtid.GtidSet", "encoded", "call"),
+    Need("pymysqlreplication.gtid.GtidSet", "encoded_length"),
+    # the reader's connections
+    Need(_READER, "_ctl_connection", "sets"),
+    Need(_READER, "_stream_connection", "sets"),
+    Need(_CONN, "_sock", "sets"),
+    Need(_READER, "__init__", "call", ("connection_settings", "server_id"),
+         ("blocking", "resume_stream", "log_file", "log_pos", "auto_position", "is_mariadb",
+          "only_events", "filter_non_implemented_events", "freeze_schema",
+          "enable_logging", "slave_heartbeat", "pymysql_wrapper", "only_schemas",
+          "only_tables", "ignore_decode_errors")),
+    # events
+    Need("pymysqlreplication.event.BinLogEvent", "__init__", "call",
+         ("from_packet", "event_size", "table_map", "ctl_connection")),
+    Need("pymysqlreplication.event.BinLogEvent", "_declared_post_header_len", "call",
+         ("default",)),
+    Need("pymysqlreplication.row_event.RowsEvent", "_processed", "sets"),
+    Need(_WRAPPER, "_processed", "reads"),
+    Need("pymysqlreplication.event.QueryEvent", "_read_status_vars_value_for_key", "call",
+         ("key",)),
+    Need("pymysqlreplication.event.QueryEvent", "_read_status_vars_value_for_key", "reads"),
+    Need("pymysqlreplication.table.Table", "__init__", "call",
+         keywords=("table_id", "schema", "table", "columns")),
+    Need("pymysql.protocol.MysqlPacket", "__init__", "call", keywords=("data", "encoding")),
+    # one statement in flight
+    Need(_CONN, "_execute_command", "call", ("command", "sql")),
+    Need(_CONN, "_read_query_result", "call"),
+)
+
+
+def _resolve(path: str):
+    parts = path.split(".")
+    for i in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:i]))
+        except ImportError:
+            continue
+        for attr in parts[i:]:
+            obj = getattr(obj, attr)
+        return obj
+    raise ImportError(path)
+
+
+_OPS = {"sets": ("STORE_ATTR",), "reads": ("LOAD_ATTR", "LOAD_METHOD"),
+        "global": ("LOAD_GLOBAL",)}
+
+
+def _code_uses(owner, name: str, ops: tuple[str, ...]) -> bool:
+    """Whether a function defined in `owner` (a class) has an instruction of `ops` on
+    `name`."""
+    codes = []
+    for value in vars(owner).values():
+        value = getattr(value, "__func__", value)  # classmethod, staticmethod
+        if isinstance(value, property):
+            codes.extend(f.__code__ for f in (value.fget, value.fset) if f is not None)
+        elif isinstance(value, types.FunctionType):
+            codes.append(value.__code__)
+    while codes:
+        code = codes.pop()
+        codes.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
+        if any(i.argval == name for i in dis.get_instructions(code)
+               if i.opname in ops):
+            return True
+    return False
+
+
+def _problem(need: Need) -> str | None:
+    """What is wrong with `need` in the installed library, or None."""
+    try:
+        owner = _resolve(need.owner)
+        target = getattr(owner, need.name) if need.kind not in _OPS else None
+    except (ImportError, AttributeError):
+        return "is gone"
+    if need.kind in _OPS:
+        return None if _code_uses(owner, need.name, _OPS[need.kind]) else "is gone"
+    if need.kind != "call":
+        return None
+    try:
+        sig = inspect.signature(target)
+    except (TypeError, ValueError):
+        return "is not callable"
+    has_self = "self" in sig.parameters
+    params = [p for p in sig.parameters.values() if p.name != "self"]
+    named = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if tuple(named[:len(need.positional)]) != need.positional:
+        return f"takes {sig}, not ({', '.join(need.positional)}, ...) first"
+    missing = [k for k in need.keywords if k not in sig.parameters]
+    if missing:
+        return f"takes {sig}, without {', '.join(missing)}"
+    try:  # no other required parameter
+        sig.bind(*[None] * (has_self + len(need.positional)), **dict.fromkeys(need.keywords))
+    except TypeError as exc:
+        return f"takes {sig}: {exc}"
+    return None
+
+
+def problems(contract: tuple[Need, ...] = CONTRACT) -> list[str]:
+    """One message per need the installed libraries do not meet, naming the symbol."""
+    found = []
+    for need in contract:
+        what = _problem(need)
+        if what is not None:
+            dist = _DISTRIBUTIONS.get(need.owner.split(".")[0], need.owner.split(".")[0])
+            try:
+                version = metadata.version(dist)
+            except metadata.PackageNotFoundError:
+                version = "not installed"
+            found.append(f"{need.owner}.{need.name} {what} ({dist} {version}): "
+                         "applier/drivers.py relies on it")
+    return found
+
+
+def verify(contract: tuple[Need, ...] = CONTRACT) -> None:
+    """Raise LibraryMismatch naming every symbol the installed libraries lack."""
+    found = problems(contract)
+    if found:
+        raise LibraryMismatch("; ".join(found) + " — install the versions pinned in "
+                              "pyproject.toml")
+
+
+# -- patches -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Patches:
+    """What `install` makes the library do: parse only the event types in `parsed`
+    (every other type comes as NotImplementedEvent, its raw bytes), build `events[cls]`
+    where it would build `cls`, build every event of its stream reader with
+    `packet_wrapper`, encode the dump request's GTID set with `gtid_set`."""
+
+    parsed: frozenset[int]
+    events: Mapping[type, type]
+    packet_wrapper: type
+    gtid_set: type
+
+
+_ORIGINAL: dict = {}  # the library's own event map, binlogstream globals: kept at first use
+_installed: list[Patches] = []
+
+
+def _originals() -> dict:
+    if not _ORIGINAL:
+        verify()
+        _ORIGINAL["events"] = dict(getattr(packet.BinLogPacketWrapper, _EVENT_MAP))
+        _ORIGINAL["packet_wrapper"] = binlogstream.BinLogPacketWrapper
+        _ORIGINAL["gtid_set"] = binlogstream.GtidSet
+    return _ORIGINAL
+
+
+def _event_map(patches: Patches) -> dict[int, type]:
+    return {code: patches.events.get(cls, cls) if code in patches.parsed
+            else NotImplementedEvent for code, cls in _originals()["events"].items()}
+
+
+def event_classes(patches: Patches) -> frozenset[type]:
+    """Every class the library builds under `patches` (its stream reader's only_events),
+    without installing them."""
+    return frozenset(_event_map(patches).values()) | {NotImplementedEvent}
+
+
+def install(patches: Patches) -> frozenset[type]:
+    """Apply `patches` to the library (again only when they differ from the installed
+    ones), and drop its reconnect notice; returns `event_classes(patches)`."""
+    if not _installed or _installed[0] != patches:
+        patched = _event_map(patches)  # the library's own map kept first
+        event_map = getattr(packet.BinLogPacketWrapper, _EVENT_MAP)
+        event_map.clear()
+        event_map.update(patched)
+        binlogstream.BinLogPacketWrapper = patches.packet_wrapper
+        binlogstream.GtidSet = patches.gtid_set
+        _installed[:] = [patches]
+    library_log = logging.getLogger("pymysqlreplication")
+    if not any(isinstance(f, NoReconnectNotice) for f in library_log.filters):
+        library_log.addFilter(NoReconnectNotice())
+    return event_classes(patches)
+
+
+class NoReconnectNotice(logging.Filter):
+    """mysql-replication warns 'Re-request the connection' whenever its stream socket
+    fails, also when the daemon shuts that socket down on purpose at a stop. It never
+    reconnects here (`applier.binlog.stream.BinlogSource` refuses a second stream
+    connection), and a real loss is reported by that refusal's own message: the library's
+    notice is dropped."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "Re-request the connection" not in record.getMessage()
+
+
+# -- private attributes and methods ------------------------------------------------------
+
+
+def ctl_connection(reader):
+    """The stream reader's control connection (the library's events ask it things)."""
+    return reader._ctl_connection
+
+
+def stream_socket(reader):
+    """The socket of the reader's stream connection, or None (not connected yet)."""
+    return getattr(getattr(reader, "_stream_connection", None), "_sock", None)
+
+
+def send_query(conn, sql: bytes) -> None:
+    """The first half of PyMySQL's Connection.query: send, do not read the result."""
+    conn._execute_command(COMMAND.COM_QUERY, sql)
+
+
+def read_query_result(conn) -> int:
+    """The second half: read the result of the statement sent; its affected rows."""
+    return conn._read_query_result()
+
+
+def post_header_len(event, default: int) -> int:
+    """The post-header length the FORMAT_DESCRIPTION event declared for `event`'s type."""
+    return event._declared_post_header_len(default)
+
+
+def dropped_unmapped(event) -> bool:
+    """The library would drop this rows event: no table map for its table id."""
+    return not event._processed and event.table_id not in event.table_map
+
+
+def keep(event) -> None:
+    """Make the library hand over an event it would drop."""
+    event._processed = True
+
+
+class TolerantQueryEvent(QueryEvent):
+    """A QueryEvent that passes over status variables the library has no parser for
+    (it raises StatusVariableMismatch, and the event is lost inside its fetchone):
+    status variables are one length-prefixed block, so the rest of the block is
+    skipped; the keys skipped are kept (``skipped_status_keys``)."""
+
+    def _read_status_vars_value_for_key(self, key: int) -> None:
+        if not hasattr(self, "status_vars_end"):  # first key: its byte was just read
+            self.status_vars_end = self.packet.read_bytes - 1 + self.status_vars_length
+            self.skipped_status_keys: list[int] = []
+        try:
+            super()._read_status_vars_value_for_key(key)
+        except StatusVariableMismatch:
+            self.skipped_status_keys.append(key)
+            self.packet.advance(self.status_vars_end - self.packet.read_bytes)
