@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from applier.core.conversions import CONVERSIONS, Mode, UnknownConversion
 from applier.errors import ConfigError
 
 log = logging.getLogger(__name__)
@@ -111,7 +112,6 @@ class Config:
 SSL_MODES = ("DISABLED", "PREFERRED", "REQUIRED", "VERIFY_CA", "VERIFY_IDENTITY")
 _SECTIONS = ("source", "target", "replication", "daemon", "reconcile")
 _REQUIRED = ("source", "target")
-_CONVERSIONS = ("ALL_LOSSY", "ALL_NON_LOSSY", "ALL_SIGNED", "ALL_UNSIGNED")
 _LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 _IDENT = r"[A-Za-z0-9_$]+"
 _GTID_MARIADB = re.compile(r"\d+-\d+-\d+(\s*,\s*\d+-\d+-\d+)*")
@@ -193,15 +193,16 @@ def _env_name(v: Any) -> str:
 
 
 def _type_conversions(v: Any) -> str:
-    """MySQL's replica_type_conversions syntax; normalised to upper case, definition order."""
-    expected = "a comma-separated subset of " + ", ".join(_CONVERSIONS) + ' (or "")'
+    """MySQL's replica_type_conversions syntax (applier.core.conversions); normalised to
+    upper case, definition order."""
+    expected = "a comma-separated subset of " + ", ".join(CONVERSIONS) + ' (or "")'
     if not isinstance(v, str):
         raise _Invalid(expected)
-    items = [i.strip().upper() for i in v.split(",")] if v.strip() else []
-    bad = [i for i in items if i not in _CONVERSIONS]
-    if bad:
-        raise _Invalid(expected, f"{_show(v)} ({bad[0] or 'an empty item'} is not one of them)")
-    return ",".join(c for c in _CONVERSIONS if c in items)
+    try:
+        return str(Mode.parse(v))
+    except UnknownConversion as bad:
+        raise _Invalid(expected, f"{_show(v)} ({bad.item or 'an empty item'} is not one of them)"
+                       ) from None
 
 
 def _start(v: Any) -> str:

@@ -21,7 +21,8 @@ from decimal import Context, Decimal
 from typing import Any
 
 from applier.convert import decide as conversions
-from applier.convert.decide import Decision, Mode
+from applier.convert.decide import Decision
+from applier.core.conversions import Mode
 from applier.core.types import BINARY, BIT, ENUMSET, INTEGER, OTHER, STRING, TEMPORAL, SqlType
 from applier.errors import ApplierError
 from reconcile.hashing import HashAlgo, item_kind

@@ -29,8 +29,8 @@ from applier.apply.schema import SchemaCache
 from applier.apply.sourcetypes import SourceTypes
 from applier.apply.target import PacketTooLarge, check_packet, error_code, max_packet, translate
 from applier.binlog.events import RowChange, Statement, Transaction
-from applier.convert.decide import Mode
 from applier.convert.mapping import build_mapping
+from applier.core.conversions import Mode
 from applier.core.types import SourceTable
 from applier.errors import ReplicationStopped, RowNotFound, TransientError
 from applier.mysqljson import jsondiffsql, jsonsql

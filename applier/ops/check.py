@@ -20,8 +20,9 @@ from applier.apply.target import connect
 from applier.apply.triggers import FIRE, Trigger, advice, triggers_on
 from applier.binlog.stream import read_settings
 from applier.config import Config
-from applier.convert.decide import Decision, Mode, resolve_source
+from applier.convert.decide import Decision, resolve_source
 from applier.convert.mapping import TableMapping, build_mapping, needs_value
+from applier.core.conversions import Mode
 from applier.core.filters import table_filter
 from applier.core.types import Column, SourceTable, TableDef
 from applier.errors import ApplierError

@@ -17,7 +17,7 @@ import pymysql
 import pytest
 
 from applier.apply.schema import read_table
-from applier.convert.decide import Mode
+from applier.core.conversions import Mode
 from applier.core.types import SqlType
 from reconcile import chunking, hashing, job, narrow
 from reconcile.expected import hash_expr, read_expr
