@@ -8,11 +8,16 @@ conversion type_conversions does not allow (applier.convert.mapping). A plan is 
 when the target's definition of its table changed (``refresh``: read again, checked at
 most every few seconds, or at once when the server said a table or column is not there)
 and all of them after DDL (``forget``).
+
+Definitions are read on the target connection the rows are applied on: a statement still
+in flight there (applier.apply.inflight) is read first (``before_read``), or its response
+would be taken for the definitions'.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 from applier.apply import triggers
 from applier.apply.ddlpolicy import DdlPolicy
@@ -29,13 +34,15 @@ log = logging.getLogger(__name__)
 
 class PlanCache:
     def __init__(self, schemas: SchemaCache, policy: DdlPolicy, source_types: SourceTypes,
-                 mode: Mode, by: str = "name", target_triggers: str = "refuse"):
+                 mode: Mode, by: str = "name", target_triggers: str = "refuse",
+                 before_read: Callable[[], None] = lambda: None):
         self.schemas = schemas  # the target's definitions
         self.policy = policy  # told the source's definitions (applier.apply.ddlpolicy)
         self.source_types = source_types  # MariaDB UUID/INET declared types
         self.mode = mode
         self.by = by  # column_mapping: "name" or "position"
         self.target_triggers = target_triggers
+        self.before_read = before_read  # e.g. read the statement in flight first
         # per source table: mapping, lookup plans and statement text (dropped together)
         self._plans: dict[tuple[str, str], TablePlan] = {}
 
@@ -47,6 +54,7 @@ class PlanCache:
         if cached is not None and (cached.mapping.source is table
                                    or cached.mapping.source == table):
             return cached
+        self.before_read()
         self.policy.saw(table)  # the source's definitions, for the DDL policy
         target = self.schemas.get(table.schema, table.table)
         if target is None:

@@ -85,12 +85,14 @@ class TransactionApplier:
                                                      options.source_definitions))
         self.plans = PlanCache(SchemaCache(conn), self.statements.policy,
                                SourceTypes(options.source),  # MariaDB UUID/INET types
-                               options.mode, options.column_mapping, options.target_triggers)
+                               options.mode, options.column_mapping, options.target_triggers,
+                               before_read=self.executor.drain)
         self.context = ErrorContext()  # what is being applied, for error messages
         self.writer = RowWriter(self.executor, self.context, options.idempotent)
         # foreign key / unique checks per rows event's flags (after the statement in flight)
         self.checks = SessionChecks(self.executor.drain)
-        self.versioning = versioning.Versioning(conn)  # system-versioned target tables
+        # system-versioned target tables (read after the statement in flight)
+        self.versioning = versioning.Versioning(conn, self.executor.drain)
 
     @property
     def lookups(self) -> Counter:
