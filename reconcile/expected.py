@@ -21,7 +21,8 @@ from decimal import Context, Decimal
 from typing import Any
 
 from applier.convert import decide as conversions
-from applier.convert.decide import Decision, Mode
+from applier.convert.decide import Decision
+from applier.core.conversions import Mode
 from applier.core.types import BINARY, BIT, ENUMSET, INTEGER, OTHER, STRING, SqlType
 from applier.errors import ApplierError
 from applier.sql.exprs import comparable_text_expr

@@ -13,7 +13,7 @@ import pymysql
 
 from applier.apply.schema import list_tables, read_table
 from applier.config import Config, ServerConfig
-from applier.convert.decide import Mode
+from applier.core.conversions import Mode
 from applier.core.filters import table_filter
 from applier.core.types import INTEGER
 from applier.errors import ApplierError

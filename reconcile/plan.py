@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from applier.convert.decide import Decision, Mode
+from applier.convert.decide import Decision
 from applier.convert.mapping import build_mapping
+from applier.core.conversions import Mode
 from applier.core.types import INTEGER, SourceTable, TableDef
 from applier.sql.exprs import comparable_read_expr
 from applier.sql.names import quote

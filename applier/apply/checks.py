@@ -31,14 +31,13 @@ class SessionChecks:
         cur.execute(f"SET SESSION foreign_key_checks = {fk}, unique_checks = {unique}")
         self.checks_off = checks_off
 
-    def reset(self, conn) -> None:
+    def reset(self, cur) -> None:
         """Checks on again after a rollback (the connection may be gone: then unknown,
         and set at the next use)."""
         if self.checks_off == 0:
             return
         self.checks_off = None
         try:
-            with conn.cursor() as cur:
-                self.set(cur, 0)
+            self.set(cur, 0)
         except Exception:
             log.debug("could not turn the checks back on", exc_info=True)

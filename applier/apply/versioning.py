@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import calendar
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -61,8 +61,9 @@ class Versioning:
     """Which target tables are system-versioned (read once per table plan), and the
     history rows the target made that the source's log is still to show."""
 
-    def __init__(self, conn):
+    def __init__(self, conn, before_read: Callable[[], None] = lambda: None):
         self.conn = conn
+        self.before_read = before_read  # e.g. read the statement in flight first
         self._periods: dict[int, tuple[Any, Period | None]] = {}
         self._expected: list[tuple[tuple[str, str], dict]] = []  # (table, history image)
 
@@ -85,6 +86,7 @@ class Versioning:
         stamps = [c for c in source.columns if (c.type.name, c.type.fsp) == ("timestamp", 6)]
         if len(stamps) < 2:  # no period in the table map: not asked (no query per table)
             return None
+        self.before_read()  # the connection rows are applied on: nothing may be in flight
         with self.conn.cursor() as cur:
             cur.execute("SELECT TABLE_TYPE FROM information_schema.TABLES"
                         " WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s",

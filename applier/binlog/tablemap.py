@@ -13,7 +13,7 @@ from __future__ import annotations
 from pymysqlreplication.constants import CHARSET as LIB_CHARSET
 
 from applier.binlog import rowimage, tablemapwire
-from applier.binlog.tablemapwire import VECTOR, TableMapWire
+from applier.binlog.tablemapwire import TableMapWire
 from applier.core import charsets, types
 from applier.core import coltypes as ct
 from applier.errors import ReplicationStopped
@@ -22,7 +22,7 @@ _STRING_CODES = {ct.STRING, ct.VARCHAR, ct.VAR_STRING, ct.TINY_BLOB, ct.MEDIUM_B
                  ct.LONG_BLOB, ct.BLOB}
 # the types the row decoder reads (old DECIMAL and NULL columns never reach a binlog)
 DECODABLE = frozenset(tablemapwire.META_LEN) - {ct.DECIMAL, ct.NULL}
-_TYPE_NAMES = {VECTOR: "VECTOR", ct.DECIMAL: "DECIMAL (pre-5.0)", ct.NULL: "NULL"}
+_TYPE_NAMES = {ct.VECTOR: "VECTOR", ct.DECIMAL: "DECIMAL (pre-5.0)", ct.NULL: "NULL"}
 
 
 class TableMapRefused(ReplicationStopped):
@@ -89,7 +89,7 @@ def _member_text(raw: bytes, collation_id: int | None, mariadb: bool) -> str:
 
 
 def _codec(col, code: int, unsigned: bool, charset: str | None) -> rowimage.ColumnCodec:
-    if code == VECTOR:  # its bytes are the value
+    if code == ct.VECTOR:  # its bytes are the value
         return rowimage.ColumnCodec(type_code=ct.GEOMETRY, length_size=col.length_size)
     size = col.size if code in (ct.ENUM, ct.SET) else 0
     return rowimage.ColumnCodec(

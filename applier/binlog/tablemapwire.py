@@ -32,15 +32,13 @@ from dataclasses import dataclass, field
 
 from applier.core import coltypes as ct
 
-VECTOR = 242  # MYSQL_TYPE_VECTOR (MySQL 9): metadata 1 byte, the length prefix size
-
 # per-column metadata bytes by type code (MySQL's Table_map_log_event writer and reader)
 META_LEN: dict[int, int] = {
     **dict.fromkeys((ct.DECIMAL, ct.TINY, ct.SHORT, ct.LONG, ct.LONGLONG, ct.INT24,
                      ct.NULL, ct.TIMESTAMP, ct.DATE, ct.TIME, ct.DATETIME, ct.YEAR,
                      ct.NEWDATE), 0),
     **dict.fromkeys((ct.FLOAT, ct.DOUBLE, ct.TINY_BLOB, ct.MEDIUM_BLOB, ct.LONG_BLOB,
-                     ct.BLOB, ct.GEOMETRY, ct.JSON, VECTOR, ct.TIMESTAMP2, ct.DATETIME2,
+                     ct.BLOB, ct.GEOMETRY, ct.JSON, ct.VECTOR, ct.TIMESTAMP2, ct.DATETIME2,
                      ct.TIME2), 1),
     **dict.fromkeys((ct.VARCHAR, ct.VAR_STRING, ct.STRING, ct.ENUM, ct.SET,
                      ct.NEWDECIMAL, ct.BIT), 2),
@@ -235,7 +233,7 @@ def _members(data: bytes, cols: list[WireColumn]) -> None:
 def _optional(r: _Reader, wire: TableMapWire, mariadb: bool) -> None:
     cols = wire.columns
     character = [c for c in cols if c.type in _CHARACTER
-                 or (c.type == ct.GEOMETRY and mariadb) or (c.type == VECTOR and not mariadb)]
+                 or (c.type == ct.GEOMETRY and mariadb) or (c.type == ct.VECTOR and not mariadb)]
     enumset = [c for c in cols if c.type in (ct.ENUM, ct.SET)]
     unknown = []
     while r.left:
@@ -263,7 +261,7 @@ def _optional(r: _Reader, wire: TableMapWire, mariadb: bool) -> None:
         elif kind == PRIMARY_KEY_WITH_PREFIX:
             wire.primary_key = tuple(sorted(_ints(data)[0::2]))
         elif kind == VECTOR_DIMENSIONALITY:
-            vectors = [c for c in cols if c.type == VECTOR]
+            vectors = [c for c in cols if c.type == ct.VECTOR]
             for col, dims in zip(vectors, _ints(data), strict=False):
                 col.dimensions = dims
         elif kind not in (GEOMETRY_TYPE, VISIBILITY):

@@ -1,4 +1,5 @@
-"""classify(source, target, mode) and the per-column value converters (WL#5151).
+"""classify(source, target, mode) and the per-column value converters (WL#5151); the mode
+(type_conversions: its syntax and value) is applier.core.conversions.Mode.
 
 Pure: never opens a connection. INTERFACE (shared contract): the applier and the Spark
 reconciler both call `converter(...)` on plain Python values:
@@ -27,12 +28,12 @@ Deliberate differences from MySQL (README list):
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
 from applier.convert import converters as conv
 from applier.core import charsets
+from applier.core.conversions import Mode
 from applier.core.types import (
     BINARY,
     BIT,
@@ -55,38 +56,6 @@ class Decision(StrEnum):
     NON_LOSSY = "non-lossy"
     LOSSY = "lossy"
     REFUSED = "refused"
-
-
-_ELEMENTS = ("ALL_LOSSY", "ALL_NON_LOSSY", "ALL_SIGNED", "ALL_UNSIGNED")
-
-
-@dataclass(frozen=True)
-class Mode:
-    """MySQL's replica_type_conversions as a value."""
-
-    all_lossy: bool = False
-    all_non_lossy: bool = False
-    all_signed: bool = False
-    all_unsigned: bool = False
-
-    @classmethod
-    def parse(cls, text: str) -> Mode:
-        """'ALL_LOSSY,ALL_NON_LOSSY' -> Mode; '' -> identical types only.
-        Raises ValueError naming the bad element and the allowed ones."""
-        flags = dict.fromkeys(_ELEMENTS, False)
-        for raw in (text or "").split(","):
-            element = raw.strip().upper()
-            if not element:
-                continue
-            if element not in flags:
-                raise ValueError(f"unknown type conversion {raw.strip()!r} in {text!r}; "
-                                 f"allowed: {', '.join(_ELEMENTS)} (comma-separated)")
-            flags[element] = True
-        return cls(*(flags[e] for e in _ELEMENTS))
-
-    def __str__(self) -> str:
-        on = (self.all_lossy, self.all_non_lossy, self.all_signed, self.all_unsigned)
-        return ",".join(e for e, flag in zip(_ELEMENTS, on, strict=True) if flag)
 
 
 Converter = Callable[[Any], Any]

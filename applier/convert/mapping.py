@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from applier.convert.converters import identity
-from applier.convert.decide import Converter, Decision, Mode, classify, converter, type_texts
+from applier.convert.decide import Converter, Decision, classify, converter, type_texts
+from applier.core.conversions import Mode
 from applier.core.types import Column, SourceTable, TableDef
 from applier.errors import ConfigError, ConversionRefused
 

@@ -1,6 +1,10 @@
 """What decoding a column of a row image needs: MySQL's column type codes as the table
 map writes them, the per-column codec, and the decoding error. Shared by the Python
-decoder (rowimage.py) and the compiled decoder's specs (rowc.py)."""
+decoder (rowimage.py) and the compiled decoder's specs (rowc.py).
+
+The type codes are defined here only: the table map reader, the source types
+(applier.core.types) and MySQL's binary JSON (whose opaque values carry a column type
+code: applier.mysqljson) import them; the C decoder (_rowc.c) has its own copies."""
 
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ from dataclasses import dataclass
 DECIMAL, TINY, SHORT, LONG, FLOAT, DOUBLE, NULL, TIMESTAMP, LONGLONG, INT24 = range(10)
 DATE, TIME, DATETIME, YEAR, NEWDATE, VARCHAR, BIT = range(10, 17)
 TIMESTAMP2, DATETIME2, TIME2 = 17, 18, 19
+VECTOR = 242  # MySQL 9
 JSON, NEWDECIMAL, ENUM, SET = 245, 246, 247, 248
 TINY_BLOB, MEDIUM_BLOB, LONG_BLOB, BLOB, VAR_STRING, STRING, GEOMETRY = range(249, 256)
 

@@ -1,5 +1,7 @@
-"""Target column definitions: a SqlType from an information_schema.COLUMNS row, and the
-members of an ENUM/SET column type. Pure: the rows are read elsewhere (apply/schema.py).
+"""Column definitions read from information_schema: a SqlType from a COLUMNS row, the
+members of an ENUM/SET column type, and a source table read there shaped like a table map
+(as_source_table: the preflight check and the seed plan with it before any binlog is
+read). Pure: the rows are read elsewhere (apply/schema.py).
 """
 
 from __future__ import annotations
@@ -17,7 +19,10 @@ from applier.core.types import (
     TEXT_BYTES,
     TO_BINARY,
     TO_STRING,
+    Column,
+    SourceTable,
     SqlType,
+    TableDef,
     enumset_pack_length,
 )
 
@@ -139,3 +144,12 @@ def _quoted(text: str, i: int) -> tuple[int, str]:
         out.append(ch)
         i += 1
     return i, "".join(out)
+
+
+def as_source_table(t: TableDef) -> SourceTable:
+    """A source definition read from information_schema, shaped like a table map."""
+    pk = next((i for i in t.indexes if i.name == "PRIMARY"), None)
+    index = {c.name.lower(): c.index for c in t.columns}
+    cols = tuple(Column(c.index, c.name, c.type, c.nullable) for c in t.columns)
+    return SourceTable(t.schema, t.table, 0, cols,
+                       tuple(index[n.lower()] for n in pk.columns) if pk else ())

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from applier.core import charsets
+from applier.core import coltypes as ct
 
 # Groups (WL#5151): conversions are only ever allowed inside one group.
 INTEGER = "integer"  # tinyint smallint mediumint int bigint
@@ -194,22 +195,15 @@ class TableDef:
         return None
 
 
-# MYSQL_TYPE_* codes (binlog column types).
-T_DECIMAL, T_TINY, T_SHORT, T_LONG, T_FLOAT, T_DOUBLE, T_NULL = 0, 1, 2, 3, 4, 5, 6
-T_TIMESTAMP, T_LONGLONG, T_INT24, T_DATE, T_TIME, T_DATETIME, T_YEAR = 7, 8, 9, 10, 11, 12, 13
-T_NEWDATE, T_VARCHAR, T_BIT, T_TIMESTAMP2, T_DATETIME2, T_TIME2 = 14, 15, 16, 17, 18, 19
-T_VECTOR, T_JSON, T_NEWDECIMAL, T_ENUM, T_SET = 242, 245, 246, 247, 248
-T_TINY_BLOB, T_MEDIUM_BLOB, T_LONG_BLOB, T_BLOB = 249, 250, 251, 252
-T_VAR_STRING, T_STRING, T_GEOMETRY = 253, 254, 255
-
-_INT_CODES = {T_TINY: "tinyint", T_SHORT: "smallint", T_INT24: "mediumint",
-              T_LONG: "int", T_LONGLONG: "bigint"}
-_TEMPORAL_CODES = {T_DATE: "date", T_NEWDATE: "date", T_YEAR: "year", T_TIME: "time",
-                   T_DATETIME: "datetime", T_TIMESTAMP: "timestamp", T_TIME2: "time",
-                   T_DATETIME2: "datetime", T_TIMESTAMP2: "timestamp"}
-_FSP_CODES = {T_TIME2, T_DATETIME2, T_TIMESTAMP2}
+# source types by MYSQL_TYPE_* code (applier.core.coltypes)
+_INT_CODES = {ct.TINY: "tinyint", ct.SHORT: "smallint", ct.INT24: "mediumint",
+              ct.LONG: "int", ct.LONGLONG: "bigint"}
+_TEMPORAL_CODES = {ct.DATE: "date", ct.NEWDATE: "date", ct.YEAR: "year", ct.TIME: "time",
+                   ct.DATETIME: "datetime", ct.TIMESTAMP: "timestamp", ct.TIME2: "time",
+                   ct.DATETIME2: "datetime", ct.TIMESTAMP2: "timestamp"}
+_FSP_CODES = {ct.TIME2, ct.DATETIME2, ct.TIMESTAMP2}
 _BLOB_BY_SIZE = {1: "tinytext", 2: "text", 3: "mediumtext", 4: "longtext"}
-_BLOB_CODE_SIZE = {T_TINY_BLOB: 1, T_BLOB: 2, T_MEDIUM_BLOB: 3, T_LONG_BLOB: 4}
+_BLOB_CODE_SIZE = {ct.TINY_BLOB: 1, ct.BLOB: 2, ct.MEDIUM_BLOB: 3, ct.LONG_BLOB: 4}
 _ENUM_CAPACITY = {1: 255, 2: 65535}
 
 
@@ -243,35 +237,35 @@ def source_type(type_code: int, metadata: int, *, unsigned: bool | None = None,
     members: ENUM/SET member strings WITHOUT the library's leading '' for ENUM
       (tuple(column.enum_values[1:]) / tuple(column.set_values)).
     real_type: for type_code STRING, ENUM(247)/SET(248)/STRING(254); None = STRING."""
-    if type_code == T_STRING and real_type in (T_ENUM, T_SET):
+    if type_code == ct.STRING and real_type in (ct.ENUM, ct.SET):
         type_code = real_type
     if type_code in _INT_CODES:
         return SqlType(_INT_CODES[type_code], unsigned=unsigned)
-    if type_code in (T_FLOAT, T_DOUBLE):
-        return SqlType("float" if type_code == T_FLOAT else "double", unsigned=unsigned)
-    if type_code == T_NEWDECIMAL:
+    if type_code in (ct.FLOAT, ct.DOUBLE):
+        return SqlType("float" if type_code == ct.FLOAT else "double", unsigned=unsigned)
+    if type_code == ct.NEWDECIMAL:
         return SqlType("decimal", unsigned=unsigned, precision=metadata >> 8,
                        scale=metadata & 0xFF)
     if type_code in _TEMPORAL_CODES:
         name = _TEMPORAL_CODES[type_code]
         fsp = metadata if type_code in _FSP_CODES else (0 if name in FRACTIONAL else None)
         return SqlType(name, fsp=fsp)
-    if type_code == T_BIT:
+    if type_code == ct.BIT:
         return SqlType("bit", length=metadata)
-    if type_code in (T_ENUM, T_SET):
+    if type_code in (ct.ENUM, ct.SET):
         return _source_enumset(type_code, metadata, members, collation_id, collation_name)
-    if type_code in (T_VARCHAR, T_VAR_STRING, T_STRING):
-        name = "char" if type_code == T_STRING else "varchar"
+    if type_code in (ct.VARCHAR, ct.VAR_STRING, ct.STRING):
+        name = "char" if type_code == ct.STRING else "varchar"
         return _source_string(name, metadata, collation_id, collation_name)
-    if type_code == T_BLOB or type_code in _BLOB_CODE_SIZE:
-        size = metadata if type_code == T_BLOB else _BLOB_CODE_SIZE[type_code]
+    if type_code == ct.BLOB or type_code in _BLOB_CODE_SIZE:
+        size = metadata if type_code == ct.BLOB else _BLOB_CODE_SIZE[type_code]
         name = _BLOB_BY_SIZE.get(size, "longtext")
         return _source_string(name, TEXT_BYTES[name], collation_id, collation_name)
-    if type_code == T_JSON:
+    if type_code == ct.JSON:
         return SqlType("json")
-    if type_code == T_GEOMETRY:
+    if type_code == ct.GEOMETRY:
         return SqlType("geometry")
-    if type_code == T_VECTOR:  # MySQL 9; metadata: its dimensions (0: unknown)
+    if type_code == ct.VECTOR:  # MySQL 9; metadata: its dimensions (0: unknown)
         return SqlType("vector", length=metadata or None)
     return SqlType(f"mysql_type_{type_code}")
 
@@ -307,7 +301,7 @@ def _source_string(name: str, nbytes: int, collation_id: int | None,
 def _source_enumset(type_code: int, pack_length: int, members: tuple[str, ...] | None,
                     collation_id: int | None, collation_name: str | None) -> SqlType:
     coll = _collation(collation_id, collation_name)
-    return SqlType("enum" if type_code == T_ENUM else "set",
+    return SqlType("enum" if type_code == ct.ENUM else "set",
                    members=tuple(members) if members is not None else None,
                    charset=coll.charset if coll else None,
                    collation=coll.name if coll else None, pack_length=pack_length or None)
@@ -318,19 +312,19 @@ def metadata_of(column: Any) -> tuple[int, int]:
     (duck-typed: .type, .max_length, .precision, .decimals, .bits, .fsp, .size,
     .length_size)."""
     code = column.type
-    if code == T_NEWDECIMAL:
+    if code == ct.NEWDECIMAL:
         return code, (column.precision << 8) | column.decimals
-    if code in (T_VARCHAR, T_VAR_STRING, T_STRING):
+    if code in (ct.VARCHAR, ct.VAR_STRING, ct.STRING):
         return code, column.max_length
-    if code in (T_ENUM, T_SET):
+    if code in (ct.ENUM, ct.SET):
         return code, column.size
-    if code == T_BIT:
+    if code == ct.BIT:
         return code, column.bits
     if code in _FSP_CODES:
         return code, column.fsp
-    if code in (T_BLOB, T_JSON, T_GEOMETRY):
+    if code in (ct.BLOB, ct.JSON, ct.GEOMETRY):
         return code, column.length_size
-    if code == T_VECTOR:
+    if code == ct.VECTOR:
         return code, getattr(column, "dimensions", None) or 0
     return code, 0
 

@@ -15,13 +15,9 @@ from __future__ import annotations
 import struct
 from typing import Any
 
+from applier.core import coltypes as ct
 from applier.core.bindecimal import decode_decimal
 from applier.mysqljson.jsondoc import (
-    T_DATE,
-    T_DATETIME,
-    T_NEWDECIMAL,
-    T_TIME,
-    T_TIMESTAMP,
     JsonDecimal,
     JsonDoc,
     Opaque,
@@ -36,7 +32,7 @@ DOUBLE, STRING, OPAQUE = 0x0B, 0x0C, 0x0F
 _INTS = {INT16: (2, True), UINT16: (2, False), INT32: (4, True), UINT32: (4, False),
          INT64: (8, True), UINT64: (8, False)}
 _LITERALS = {0: None, 1: True, 2: False}
-_TEMPORALS = (T_DATE, T_TIME, T_DATETIME, T_TIMESTAMP)
+_TEMPORALS = (ct.DATE, ct.TIME, ct.DATETIME, ct.TIMESTAMP)
 _MAX_DEPTH = 150  # deeper than MySQL allows (100): the bytes are corrupt
 
 
@@ -132,7 +128,7 @@ def _opaque(b: memoryview, pos: int, budget: list[int]) -> Any:
     _need(b, pos, length)
     _spend(budget, length)
     data = bytes(b[pos:pos + length])
-    if mysql_type == T_NEWDECIMAL:
+    if mysql_type == ct.NEWDECIMAL:
         if len(data) < 2:
             raise JsonBinaryError("opaque DECIMAL without precision and scale")
         value, end = decode_decimal(data, 2, data[0], data[1])

@@ -37,13 +37,13 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from applier.core import coltypes as ct
 from applier.mysqljson.jsonbinary import decode_json
 from applier.mysqljson.jsondoc import JsonDoc
 
 PARTIAL_JSON_UPDATES = 1
 REPLACE, INSERT, REMOVE = 0, 1, 2
 OPERATIONS = {REPLACE: "REPLACE", INSERT: "INSERT", REMOVE: "REMOVE"}
-JSON_TYPE_CODE = 245  # MYSQL_TYPE_JSON in the table map
 MEMBER, CELL = "member", "cell"
 _FIX = "set binlog_row_value_options='' on the source to log whole JSON documents"
 _CELL = re.compile(r"\[(?:(\d+)|last(?:-(\d+))?)\]")
@@ -129,7 +129,7 @@ def partial_readers(data: bytes, pos: int, readers: tuple,
 
 @functools.lru_cache(maxsize=256)
 def _json_columns(type_codes: tuple[int, ...]) -> tuple[int, ...]:
-    return tuple(i for i, t in enumerate(type_codes) if t == JSON_TYPE_CODE)
+    return tuple(i for i, t in enumerate(type_codes) if t == ct.JSON)
 
 
 # -- a diff list --------------------------------------------------------------------------

@@ -29,11 +29,11 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-# MYSQL_TYPE_* codes that have a JSON type of their own
-T_TIMESTAMP, T_DATE, T_TIME, T_DATETIME, T_NEWDECIMAL = 7, 10, 11, 12, 246
-T_BIT, T_VARCHAR = 16, 15
-BLOB_TYPES = {249: "TINYBLOB", 250: "MEDIUMBLOB", 251: "LONGBLOB", 252: "BLOB"}
-T_VAR_STRING, T_STRING, T_GEOMETRY, T_YEAR = 253, 254, 255, 13
+from applier.core import coltypes as ct
+
+# the SQL names of the BLOB type codes an opaque value may carry
+BLOB_TYPES = {ct.TINY_BLOB: "TINYBLOB", ct.MEDIUM_BLOB: "MEDIUMBLOB", ct.LONG_BLOB: "LONGBLOB",
+              ct.BLOB: "BLOB"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,19 +76,19 @@ class Temporal:
         sign = "-" if packed < 0 else ""
         packed = abs(packed)
         micro, ymdhms = packed % (1 << 24), packed >> 24
-        if self.mysql_type == T_TIME:
+        if self.mysql_type == ct.TIME:
             h, m, s = (ymdhms >> 12) % 1024, (ymdhms >> 6) % 64, ymdhms % 64
             return f"{sign}{h:02d}:{m:02d}:{s:02d}.{micro:06d}"
         ymd, hms = ymdhms >> 17, ymdhms % (1 << 17)
         ym = ymd >> 5
         date = f"{ym // 13:04d}-{ym % 13:02d}-{ymd % 32:02d}"
-        if self.mysql_type == T_DATE:
+        if self.mysql_type == ct.DATE:
             return date
         return f"{date} {hms >> 12:02d}:{(hms >> 6) % 64:02d}:{hms % 64:02d}.{micro:06d}"
 
 
-_TEMPORAL_NAMES = {T_DATE: "DATE", T_TIME: "TIME", T_DATETIME: "DATETIME",
-                   T_TIMESTAMP: "TIMESTAMP"}
+_TEMPORAL_NAMES = {ct.DATE: "DATE", ct.TIME: "TIME", ct.DATETIME: "DATETIME",
+                   ct.TIMESTAMP: "TIMESTAMP"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,10 +100,10 @@ class Opaque:
 
     @property
     def json_type(self) -> str:
-        if self.mysql_type in BLOB_TYPES or self.mysql_type in (T_VARCHAR, T_VAR_STRING,
-                                                                T_STRING):
+        if self.mysql_type in BLOB_TYPES or self.mysql_type in (ct.VARCHAR, ct.VAR_STRING,
+                                                                ct.STRING):
             return "BLOB"
-        return {T_BIT: "BIT", T_GEOMETRY: "GEOMETRY", T_YEAR: "YEAR"}.get(self.mysql_type,
+        return {ct.BIT: "BIT", ct.GEOMETRY: "GEOMETRY", ct.YEAR: "YEAR"}.get(self.mysql_type,
                                                                           "OPAQUE")
 
     @property

@@ -34,16 +34,10 @@ from collections.abc import Callable
 from decimal import ROUND_DOWN, Decimal
 from typing import Any
 
+from applier.core import coltypes as ct
 from applier.errors import ValueNotConvertible
 from applier.mysqljson.jsondoc import (
     BLOB_TYPES,
-    T_BIT,
-    T_DATE,
-    T_DATETIME,
-    T_STRING,
-    T_TIME,
-    T_TIMESTAMP,
-    T_VARCHAR,
     JsonDecimal,
     JsonDoc,
     Opaque,
@@ -58,9 +52,10 @@ Quote = Callable[[str], str]  # a str -> its SQL string literal (the connection'
 
 COLUMNS_PER_TABLE = 200  # keeps one JSON_TABLE row (<= 200 x 255 bytes) below 64 KB
 MAX_TABLES = 61  # MySQL's limit of tables in one join
-_TEMPORAL_SQL = {T_DATE: "DATE", T_TIME: "TIME(6)", T_DATETIME: "DATETIME(6)",
-                 T_TIMESTAMP: "TIMESTAMP(6)"}
-_BLOB_LIMIT = {249: 255, 252: 65535, 250: 16777215, 251: 4294967295}
+_TEMPORAL_SQL = {ct.DATE: "DATE", ct.TIME: "TIME(6)", ct.DATETIME: "DATETIME(6)",
+                 ct.TIMESTAMP: "TIMESTAMP(6)"}
+_BLOB_LIMIT = {ct.TINY_BLOB: 255, ct.BLOB: 65535, ct.MEDIUM_BLOB: 16777215,
+               ct.LONG_BLOB: 4294967295}
 _TS_MIN, _TS_MAX = "1970-01-01 00:00:01.000000", "2038-01-19 03:14:07.999999"
 _TS_ZERO = "0000-00-00 00:00:00.000000"
 
@@ -143,13 +138,13 @@ class _Builder:
     def opaque(self, node: Opaque, path: str) -> str:
         t, data = node.mysql_type, node.data
         hexed = hex_literal(data)
-        if t == T_VARCHAR:
+        if t == ct.VARCHAR:
             return hexed
         if t in BLOB_TYPES and len(data) <= _BLOB_LIMIT[t]:
             return self.column(BLOB_TYPES[t], hexed)
-        if t == T_STRING and len(data) <= 255:
+        if t == ct.STRING and len(data) <= 255:
             return self.column(f"BINARY({len(data)})", hexed)
-        if t == T_BIT and 1 <= len(data) <= 8:
+        if t == ct.BIT and 1 <= len(data) <= 8:
             bits = int.from_bytes(data, "big")
             return self.column(f"BIT({8 * len(data)})", f"CAST({bits} AS UNSIGNED)")
         raise ValueNotConvertible(
@@ -188,7 +183,7 @@ def _int_digits(value: Decimal) -> int:
 
 def _temporal(node: Temporal, path: str) -> str:
     text = node.text
-    if node.mysql_type == T_TIMESTAMP and text != _TS_ZERO and not _TS_MIN <= text <= _TS_MAX:
+    if node.mysql_type == ct.TIMESTAMP and text != _TS_ZERO and not _TS_MIN <= text <= _TS_MAX:
         raise ValueNotConvertible(
             f"JSON TIMESTAMP at {path} is {text!r}, outside the range a UTC session can "
             "store (the source's session time zone was not UTC); replication stops")

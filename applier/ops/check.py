@@ -20,10 +20,12 @@ from applier.apply.target import connect
 from applier.apply.triggers import FIRE, Trigger, advice, triggers_on
 from applier.binlog.stream import read_settings
 from applier.config import Config
-from applier.convert.decide import Decision, Mode, resolve_source
+from applier.convert.decide import Decision, resolve_source
 from applier.convert.mapping import TableMapping, build_mapping, needs_value
+from applier.core.columndefs import as_source_table
+from applier.core.conversions import Mode
 from applier.core.filters import table_filter
-from applier.core.types import Column, SourceTable, TableDef
+from applier.core.types import SourceTable, TableDef
 from applier.errors import ApplierError
 
 REQUIRED = {"log_bin": "ON", "binlog_format": "ROW"}
@@ -41,15 +43,6 @@ class TableCheck:
     problem: str | None = None
     notes: list[str] = field(default_factory=list)  # what the apply leaves out or may stop on
     triggers: list[str] = field(default_factory=list)  # on the target table
-
-
-def as_source_table(t: TableDef) -> SourceTable:
-    """A source definition read from information_schema, shaped like a table map."""
-    pk = next((i for i in t.indexes if i.name == "PRIMARY"), None)
-    index = {c.name.lower(): c.index for c in t.columns}
-    cols = tuple(Column(c.index, c.name, c.type, c.nullable) for c in t.columns)
-    return SourceTable(t.schema, t.table, 0, cols,
-                       tuple(index[n.lower()] for n in pk.columns) if pk else ())
 
 
 def _before_image_columns(src: SourceTable, src_def: TableDef, row_image: str) -> list[int]:

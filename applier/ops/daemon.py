@@ -31,7 +31,7 @@ from applier.apply.transaction import ApplyOptions, Totals, TransactionApplier
 from applier.binlog.events import Transaction
 from applier.binlog.stream import BinlogSource
 from applier.config import Config
-from applier.convert.decide import Mode
+from applier.core.conversions import Mode
 from applier.core.filters import database_filter, table_filter
 from applier.core.position import Position
 from applier.errors import (

@@ -39,12 +39,12 @@ from applier.apply.schema import list_tables, read_table
 from applier.apply.target import connect
 from applier.binlog.stream import read_settings
 from applier.config import Config
-from applier.convert.decide import Mode
 from applier.convert.mapping import build_mapping, needs_value
+from applier.core.columndefs import as_source_table
+from applier.core.conversions import Mode
 from applier.core.filters import table_filter
 from applier.errors import ApplierError, ConfigError, ExitStatus
 from applier.ops import service
-from applier.ops.check import as_source_table
 from applier.seed.copier import ChunkReader
 from applier.seed.plan import (
     CHUNK_ROWS,

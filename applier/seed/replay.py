@@ -27,7 +27,7 @@ import logging
 from applier.apply.transaction import ApplyOptions, Totals, TransactionApplier
 from applier.binlog.events import RowChange, Statement, Transaction
 from applier.binlog.statements import DDL, DML, classify_statement
-from applier.convert.decide import Mode
+from applier.core.conversions import Mode
 from applier.core.position import Position
 from applier.errors import ReplicationStopped
 from applier.mysqljson.jsondiff import has_diff

@@ -213,7 +213,7 @@ class Task:
 
     def _copy(self, point: SnapshotPoint):
         def copy():
-            from applier.convert.decide import Mode
+            from applier.core.conversions import Mode
 
             mode = Mode.parse(self.job.type_conversions)
             packet = max_packet(self.src)  # the source renders no literal longer than this

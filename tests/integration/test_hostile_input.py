@@ -15,7 +15,7 @@ from applier.apply.lookup import quote
 from applier.apply.target import connect
 from applier.apply.transaction import ApplyOptions, Totals, TransactionApplier
 from applier.binlog.events import QuerySession, Statement, Transaction
-from applier.convert.decide import Mode
+from applier.core.conversions import Mode
 from applier.core.filters import database_filter, table_filter
 from applier.core.position import Position
 from applier.errors import ExitStatus, ReplicationStopped

@@ -17,7 +17,7 @@ import pymysql
 import pytest
 
 from applier.apply.schema import read_table
-from applier.convert.decide import Mode
+from applier.core.conversions import Mode
 from applier.core.types import SqlType
 from applier.sql.exprs import comparable_read_expr, comparable_text_expr
 from reconcile import chunking, hashing, job, narrow

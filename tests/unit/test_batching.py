@@ -7,8 +7,8 @@ from decimal import Decimal
 from applier.apply import batching
 from applier.apply.plans import TablePlan
 from applier.binlog.events import NO_FOREIGN_KEY_CHECKS, RELAXED_UNIQUE_CHECKS, RowChange, Statement
-from applier.convert.decide import Mode
 from applier.convert.mapping import build_mapping
+from applier.core.conversions import Mode
 from applier.core.types import Column, Index, SourceTable, SqlType, TableDef
 
 INT = SqlType("int", unsigned=False)

@@ -7,7 +7,8 @@ import itertools
 
 import pytest
 
-from applier.convert.decide import Decision, Mode, classify, natural_class, resolve_source
+from applier.convert.decide import Decision, classify, natural_class, resolve_source
+from applier.core.conversions import Mode
 from applier.core.types import SqlType
 
 MODES = ["", "ALL_LOSSY", "ALL_NON_LOSSY", "ALL_LOSSY,ALL_NON_LOSSY"]

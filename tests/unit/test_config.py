@@ -19,6 +19,7 @@ from applier.config import (
     load_config,
     parse_config,
 )
+from applier.config.keys import KEYS
 from applier.errors import ConfigError, ExitStatus
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -308,7 +309,7 @@ def test_example_config_parses_and_documents_every_key():
     assert (c.source.port, c.target.port) == (3307, 3308)
     assert c.source.password == "" and c.target.password == ""
     text = example.read_text()
-    for section, keys in config_module._KEYS.items():
+    for section, keys in KEYS.items():
         assert f"[{section}]" in text
         for key in keys:
             assert re.search(rf"^#? ?{key} = ", text, re.M), f"{section}.{key} not documented"

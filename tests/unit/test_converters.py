@@ -6,7 +6,8 @@ from decimal import Decimal
 
 import pytest
 
-from applier.convert.decide import Mode, converter
+from applier.convert.decide import converter
+from applier.core.conversions import Mode
 from applier.core.types import SqlType
 from applier.errors import ValueNotConvertible
 

@@ -13,9 +13,10 @@ import pytest
 
 from applier.binlog import rowimage as ri
 from applier.binlog.assembler import Assembler
+from applier.core.coltypes import DATETIME
 from applier.errors import ReplicationStopped
 from applier.mysqljson import jsondiff as jd
-from applier.mysqljson.jsondoc import T_DATETIME, JsonDecimal, Opaque, Temporal
+from applier.mysqljson.jsondoc import JsonDecimal, Opaque, Temporal
 from tests.unit import jsondiff_samples as samples
 from tests.unit.test_payload import _packed, _Source
 
@@ -69,7 +70,7 @@ def test_typed_values_keep_their_mysql_types():
     (change,) = _changes(samples.SAMPLES[2][2])
     ops = change.after[1].ops
     assert [op.name for op in ops] == ["REPLACE", "REPLACE"]
-    assert ops[0].value.root == Temporal(T_DATETIME, ops[0].value.root.packed)
+    assert ops[0].value.root == Temporal(DATETIME, ops[0].value.root.packed)
     assert ops[0].value.text == '"2024-01-02 03:04:05.250000"'
     # CAST(.. AS DECIMAL(6,2)) keeps 9 integer digits (MySQL rounds them up to 9)
     assert ops[1].value.root == JsonDecimal(Decimal("12.50"), 11, 2)

@@ -9,8 +9,8 @@ import pymysql
 import pytest
 
 from applier.apply.plans import TablePlan
-from applier.convert.decide import Mode
 from applier.convert.mapping import build_mapping
+from applier.core.conversions import Mode
 from applier.core.types import Column, Index, SourceTable, SqlType, TableDef
 from applier.errors import ReplicationStopped
 from applier.mysqljson import jsondiffsql

@@ -3,8 +3,9 @@ the BINARY(N) of their storage size that the table map shows, refused otherwise.
 
 import pytest
 
-from applier.convert.decide import Decision, Mode, classify, converter
+from applier.convert.decide import Decision, classify, converter
 from applier.core.columndefs import target_type
+from applier.core.conversions import Mode
 from applier.core.types import SqlType
 
 MODES = [Mode(), Mode.parse("ALL_LOSSY"), Mode.parse("ALL_NON_LOSSY"),

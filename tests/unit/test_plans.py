@@ -2,8 +2,8 @@
 TestBuildPlayerPlan): the lookup chosen and the statement text of every kind."""
 
 from applier.apply.plans import TablePlan
-from applier.convert.decide import Mode
 from applier.convert.mapping import build_mapping
+from applier.core.conversions import Mode
 from applier.core.types import Column, Index, SourceTable, SqlType, TableDef
 
 INT = SqlType("int")

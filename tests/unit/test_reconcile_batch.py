@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import io
 
-from applier.convert.decide import Mode
+from applier.core.conversions import Mode
 from applier.core.types import Column, Index, SqlType, TableDef
 from reconcile import sqldigest
 from reconcile.plan import SOURCE, TARGET, build_plan

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from applier.convert.decide import Mode
+from applier.core.conversions import Mode
 from applier.core.types import Column, Index, SqlType, TableDef
 from reconcile import chunking, repair
 from reconcile.compare import (

@@ -9,7 +9,7 @@ from decimal import Decimal
 import click
 import pytest
 
-from applier.convert.decide import Mode
+from applier.core.conversions import Mode
 from applier.core.types import Column, Index, SqlType, TableDef
 from applier.errors import ReconcileStatus as Exit
 from reconcile import hashing, logsafe, repair

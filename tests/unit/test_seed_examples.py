@@ -4,8 +4,9 @@ from decimal import Decimal
 
 import pytest
 
-from applier.convert.decide import Decision, Mode, classify, converter, refusal_reason
+from applier.convert.decide import Decision, classify, converter, refusal_reason
 from applier.core.columndefs import target_type
+from applier.core.conversions import Mode
 from applier.core.types import SqlType, source_type
 from applier.errors import ConversionRefused
 

@@ -237,8 +237,8 @@ def test_binlog_positions_order_across_files():
 # --- identity columns rendered by the source ------------------------------------------------
 
 def test_identity_columns_are_rendered_by_the_source_the_others_in_python():
-    from applier.convert.decide import Mode
     from applier.convert.mapping import build_mapping
+    from applier.core.conversions import Mode
     from applier.seed.copier import ChunkReader
     from applier.seed.plan import SeedTable
     from applier.sql.exprs import value_literal_expr
@@ -272,8 +272,8 @@ def test_identity_columns_are_rendered_by_the_source_the_others_in_python():
 def test_unbounded_columns_are_never_rendered_by_a_server_function():
     """HEX()/QUOTE() of a value over the source's max_allowed_packet is NULL: TEXT/BLOB are
     read as bytes; a row whose rendered text could exceed the packet renders nothing."""
-    from applier.convert.decide import Mode
     from applier.convert.mapping import build_mapping
+    from applier.core.conversions import Mode
     from applier.seed.copier import ChunkReader
     from applier.seed.plan import SeedTable
     from applier.sql.exprs import value_literal_bound, value_literal_expr

@@ -10,7 +10,7 @@ import pytest
 from applier.apply.checkpoint import Checkpoint
 from applier.apply.transaction import ApplyOptions, Totals, TransactionApplier
 from applier.binlog.events import RowChange, Statement, Transaction
-from applier.convert.decide import Mode
+from applier.core.conversions import Mode
 from applier.core.position import Position
 from applier.core.types import Column, Index, SourceTable, SqlType, TableDef
 from applier.errors import RowNotFound

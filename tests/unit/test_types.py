@@ -215,7 +215,8 @@ def test_mysql_latin1_is_cp1252_plus_five():
 
 
 def test_vector_is_its_own_type_identical_only_to_the_same_dimensions():
-    from applier.convert.decide import Decision, Mode, classify
+    from applier.convert.decide import Decision, classify
+    from applier.core.conversions import Mode
 
     src = source_type(242, 3)  # MySQL 9 VECTOR(3): dimensions from the table map
     assert (src.name, src.length, src.group, src.sql()) == ("vector", 3, OTHER, "vector(3)")

@@ -1,0 +1,118 @@
+"""The target session as the apply logic sees it: a small interface (``Executor``) between
+what the transaction applier decides to send and the connection it is sent on (as Vitess
+hands its player an executor, not a connection). The applier binds its arguments, sends
+statements, reads counts, sets savepoints and commits through it and never touches a
+cursor; ``SessionExecutor`` is the one implementation over a pymysql connection, and a
+unit test can run the applier over one that only records what was sent.
+
+The executor keeps the order of the wire: ``send`` leaves one statement in flight (its
+result is read before anything else goes out: applier.apply.inflight) and every other
+call reads that result first. It is also cursor-shaped (``execute``, ``fetchone``,
+``fetchall``): the parts of the apply that take a DB-API cursor (the checkpoint, the
+statement applier, the session's checks) are handed the executor.
+
+What stays on the connection: reading the target's definitions (applier.apply.schema,
+triggers, versioning, the DDL policy), which happens while a plan is built, and the DDL
+statement applier's commit before its statement.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from applier.apply.inflight import InFlight
+from applier.apply.target import max_packet
+from applier.mysqljson import jsonsql
+from applier.sql import literals
+
+# done(query, error, matched rows): runs when the result of a sent statement is read
+Done = Callable[[str, Exception | None, int], None]
+
+
+class Executor(Protocol):
+    """The target session: everything the transaction applier sends goes through here."""
+
+    encoding: str  # the connection's character set (a statement's size on the wire)
+    max_packet: int  # the session's max_allowed_packet in bytes
+
+    def literal(self, sql: str, args: Any) -> str:
+        """``sql`` with its %s placeholders bound to ``args`` as SQL literals."""
+
+    def execute(self, sql: str, args: Any = None) -> int:
+        """Run now (after the statement in flight); the affected (matched) rows."""
+
+    def fetchone(self) -> tuple | None:
+        """A row of the last statement ``execute`` ran."""
+
+    def fetchall(self) -> list[tuple]:
+        """The rows of the last statement ``execute`` ran."""
+
+    def send(self, query: str, done: Done) -> None:
+        """Send without waiting: ``done`` runs when its result is read (before the next
+        statement goes out, or at ``drain``)."""
+
+    def drain(self) -> None:
+        """Read the result of the statement in flight, if any."""
+
+    def discard(self) -> None:
+        """Read the result in flight and forget it (a rollback follows)."""
+
+    def savepoint(self, name: str) -> None: ...
+
+    def rollback_to(self, name: str) -> None: ...
+
+    def commit(self) -> None: ...
+
+    def rollback(self) -> None:
+        """Roll the transaction back (the statement in flight discarded first)."""
+
+
+class SessionExecutor:
+    """The Executor over a pymysql connection in the apply session (applier.apply.target):
+    JSON values bound with their types (applier.mysqljson.jsonsql), one cursor for the
+    statements run now, applier.apply.inflight for the one sent ahead."""
+
+    def __init__(self, conn):
+        self.conn = conn
+        jsonsql.register(conn)  # MySQL JSON values bound with their types (not as text)
+        self.encoding = conn.encoding
+        self.max_packet = max_packet(conn)
+        self.inflight = InFlight(conn)
+        self._cursor = conn.cursor()
+
+    def literal(self, sql: str, args: Any) -> str:
+        return literals.mogrify(self.conn, sql, args)
+
+    def execute(self, sql: str, args: Any = None) -> int:
+        self.inflight.drain()
+        return self._cursor.execute(sql, args)
+
+    def fetchone(self) -> tuple | None:
+        return self._cursor.fetchone()
+
+    def fetchall(self) -> list[tuple]:
+        return list(self._cursor.fetchall())
+
+    def send(self, query: str, done: Done) -> None:
+        self.inflight.send(query, done)
+
+    def drain(self) -> None:
+        self.inflight.drain()
+
+    def discard(self) -> None:
+        self.inflight.discard()
+
+    def savepoint(self, name: str) -> None:
+        self.execute(f"SAVEPOINT {name}")
+
+    def rollback_to(self, name: str) -> None:
+        self.execute(f"ROLLBACK TO SAVEPOINT {name}")
+
+    def commit(self) -> None:
+        self.inflight.drain()
+        self.conn.commit()
+
+    def rollback(self) -> None:
+        self.inflight.discard()
+        self.conn.rollback()

@@ -1,0 +1,86 @@
+"""The plans of the transaction applier: one TablePlan per source table (applier.apply.plans:
+its column mapping, lookup plans and statement text), built when the table's map arrives
+and kept while the table map and the target table stay as they are.
+
+Building a plan is where a table is refused before any of its rows is written: a target
+table that is not there, a target table with triggers (unless target_triggers = "fire"), a
+conversion type_conversions does not allow (applier.convert.mapping). A plan is dropped
+when the target's definition of its table changed (``refresh``: read again, checked at
+most every few seconds, or at once when the server said a table or column is not there)
+and all of them after DDL (``forget``).
+
+Definitions are read on the target connection the rows are applied on: a statement still
+in flight there (applier.apply.inflight) is read first (``before_read``), or its response
+would be taken for the definitions'.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from applier.apply import triggers
+from applier.apply.ddlpolicy import DdlPolicy
+from applier.apply.plans import TablePlan
+from applier.apply.schema import SchemaCache
+from applier.apply.sourcetypes import SourceTypes
+from applier.convert.mapping import build_mapping
+from applier.core.conversions import Mode
+from applier.core.types import SourceTable
+from applier.errors import ReplicationStopped
+
+log = logging.getLogger(__name__)
+
+
+class PlanCache:
+    def __init__(self, schemas: SchemaCache, policy: DdlPolicy, source_types: SourceTypes,
+                 mode: Mode, by: str = "name", target_triggers: str = "refuse",
+                 before_read: Callable[[], None] = lambda: None):
+        self.schemas = schemas  # the target's definitions
+        self.policy = policy  # told the source's definitions (applier.apply.ddlpolicy)
+        self.source_types = source_types  # MariaDB UUID/INET declared types
+        self.mode = mode
+        self.by = by  # column_mapping: "name" or "position"
+        self.target_triggers = target_triggers
+        self.before_read = before_read  # e.g. read the statement in flight first
+        # per source table: mapping, lookup plans and statement text (dropped together)
+        self._plans: dict[tuple[str, str], TablePlan] = {}
+
+    def get(self, table: SourceTable, at: str | None = None) -> TablePlan:
+        """The plan of the table map ``table`` (``at``: the end of the transaction, for a
+        refusal's message)."""
+        key = (table.schema, table.table)
+        cached = self._plans.get(key)
+        if cached is not None and (cached.mapping.source is table
+                                   or cached.mapping.source == table):
+            return cached
+        self.before_read()
+        self.policy.saw(table)  # the source's definitions, for the DDL policy
+        target = self.schemas.get(table.schema, table.table)
+        if target is None:
+            raise ReplicationStopped(
+                f"Table '{table.qualified}' doesn't exist on the target — create it there "
+                "(its definition may differ), or exclude it with ignore_tables", code=1146)
+        if self.target_triggers != triggers.FIRE:
+            found = self.schemas.triggers(target.schema, target.table)
+            if found:
+                raise triggers.refusal(target.qualified, found, at)
+        table = self.source_types.declared(table, target, self.by)
+        if cached is not None and cached.mapping.source is table:
+            return cached
+        built = TablePlan(build_mapping(table, target, self.mode, by=self.by))
+        self._plans[key] = built
+        return built
+
+    def forget(self) -> None:
+        """Every plan and definition (after DDL: any table may have changed)."""
+        self.schemas.invalidate()
+        self._plans.clear()
+
+    def refresh(self, *, force: bool = False) -> bool:
+        """Forget the plans of target tables whose definition changed; True if any."""
+        changed = self.schemas.changed(force=force)
+        for key in changed:
+            log.info("target table %s.%s changed: its definition is read again", *key)
+            self._plans.pop(key, None)
+        return bool(changed)

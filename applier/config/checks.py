@@ -1,0 +1,159 @@
+"""The value checkers of the configuration's keys: each takes the TOML value and returns
+it normalised, or raises Invalid saying what would fit (applier.config.parse turns that
+into one line naming the key, the value and an example). Secret values are never shown
+(applier.config.keys names them)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from applier.core.conversions import CONVERSIONS, Mode, UnknownConversion
+
+_IDENT = r"[A-Za-z0-9_$]+"
+_GTID_MARIADB = re.compile(r"\d+-\d+-\d+(\s*,\s*\d+-\d+-\d+)*")
+_UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+_MYSQL_GTID = rf"{_UUID}(:([A-Za-z_][A-Za-z0-9_]{{0,31}}|\d+(-\d+)?))+"
+_GTID_MYSQL = re.compile(rf"{_MYSQL_GTID}(\s*,\s*{_MYSQL_GTID})*")
+_FILE_POS = re.compile(r"([^\s:/]+):(\d+)")
+
+
+class Invalid(Exception):
+    """A value does not fit: ``expected`` describes what would; ``got`` replaces the value
+    shown (e.g. naming the bad item of a list)."""
+
+    def __init__(self, expected: str, got: str | None = None):
+        super().__init__(expected)
+        self.expected = expected
+        self.got = got
+
+
+Check = Callable[[Any], Any]
+
+
+def kind(value: Any) -> str:
+    names = {bool: "a boolean", int: "an integer", float: "a number", str: "a string",
+             list: "a list", dict: "a table"}
+    return names.get(type(value), type(value).__name__)
+
+
+def show(value: Any) -> str:
+    if isinstance(value, str):
+        text = json.dumps(value, ensure_ascii=False)
+        return text if len(text) <= 60 else text[:57] + '..."'
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return str(value)
+    return kind(value)
+
+
+def integer(lo: int, hi: int | None = None) -> Check:
+    expected = f"an integer {lo}..{hi}" if hi is not None else f"an integer >= {lo}"
+
+    def check(v: Any) -> int:
+        if isinstance(v, bool) or not isinstance(v, int) or v < lo or (hi is not None and v > hi):
+            raise Invalid(expected)
+        return v
+    return check
+
+
+def number(lo: float) -> Check:
+    def check(v: Any) -> float:
+        if isinstance(v, bool) or not isinstance(v, int | float) or v < lo:
+            raise Invalid(f"a number of seconds >= {lo:g}")
+        return float(v)
+    return check
+
+
+def string(empty_ok: bool = False) -> Check:
+    def check(v: Any) -> str:
+        if not isinstance(v, str) or (not empty_ok and not v.strip()):
+            raise Invalid("a string" if empty_ok else "a non-empty string")
+        return v if empty_ok else v.strip()
+    return check
+
+
+def choice(*options: str) -> Check:
+    canon = {o.lower(): o for o in options}
+
+    def check(v: Any) -> str:
+        if not isinstance(v, str) or v.strip().lower() not in canon:
+            raise Invalid("one of " + ", ".join(options))
+        return canon[v.strip().lower()]
+    return check
+
+
+def env_name(v: Any) -> str:
+    if not isinstance(v, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", v):
+        raise Invalid("the name of an environment variable")
+    return v
+
+
+def type_conversions(v: Any) -> str:
+    """MySQL's replica_type_conversions syntax (applier.core.conversions); normalised to
+    upper case, definition order."""
+    expected = "a comma-separated subset of " + ", ".join(CONVERSIONS) + ' (or "")'
+    if not isinstance(v, str):
+        raise Invalid(expected)
+    try:
+        return str(Mode.parse(v))
+    except UnknownConversion as bad:
+        raise Invalid(expected, f"{show(v)} ({bad.item or 'an empty item'} is not one of them)"
+                       ) from None
+
+
+def start(v: Any) -> str:
+    expected = 'current, beginning, "FILE:POS" or a GTID set'
+    if not isinstance(v, str):
+        raise Invalid(expected)
+    text = v.strip()
+    if text.lower() in ("current", "beginning"):
+        return text.lower()
+    if _GTID_MARIADB.fullmatch(text) or _GTID_MYSQL.fullmatch(text):
+        return text
+    m = _FILE_POS.fullmatch(text)
+    if m and int(m.group(2)) >= 4:
+        return text
+    raise Invalid(expected)
+
+
+def boolean(v: Any) -> bool:
+    if not isinstance(v, bool):
+        raise Invalid("true or false")
+    return v
+
+
+def channel(v: Any) -> str:
+    if not isinstance(v, str) or not re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", v):
+        raise Invalid("a channel name: 1 to 64 letters, digits, _ . or -")
+    return v
+
+
+def patterns(v: Any) -> tuple[str, ...]:
+    expected = 'a list of "db.table" patterns (% and _ wildcards)'
+    if not isinstance(v, list) or not all(isinstance(p, str) for p in v):
+        raise Invalid(expected)
+    for p in v:
+        db, dot, table = p.partition(".")
+        if not (db and dot and table):
+            raise Invalid(expected, f'{show(p)} (not of the form db.table)')
+    return tuple(v)
+
+
+def table_name(v: Any) -> str:
+    if not isinstance(v, str) or not re.fullmatch(rf"{_IDENT}\.{_IDENT}", v):
+        raise Invalid('"db.table" (letters, digits, _ and $ only)')
+    return v
+
+
+def resolve(path: str, base_dir: Path | None) -> str:
+    """A path of the file relative to its folder (``base_dir``), ~ expanded."""
+    p = Path(path).expanduser()
+    if base_dir is not None and not p.is_absolute():
+        p = Path(base_dir) / p
+    return os.path.normpath(p)

@@ -1,0 +1,93 @@
+"""The configuration as frozen values: one dataclass per section of applier.toml (the
+contract in docs/architecture.md). INTERFACE: field names below are shared by the daemon,
+the CLI and the reconciler. Reading and checking the file is applier.config.parse's."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    host: str = "127.0.0.1"
+    port: int = 3306
+    user: str = "root"
+    password: str = field(default="", repr=False)
+    ssl_ca: str | None = None
+    ssl_cert: str | None = None
+    ssl_key: str | None = None
+    ssl_mode: str | None = None  # the mysql client's --ssl-mode values; None: see tls_mode
+
+    @property
+    def tls_mode(self) -> str:
+        """ssl_mode, else VERIFY_IDENTITY with TLS files, else PREFERRED."""
+        if self.ssl_mode:
+            return self.ssl_mode
+        return "VERIFY_IDENTITY" if self.ssl_ca or self.ssl_cert else "PREFERRED"
+
+    def pymysql_kwargs(self) -> dict:
+        """Connection arguments; the password as UTF-8 bytes (pymysql would encode a str
+        as latin1: 'é' would not match and an emoji would not even encode). TLS as the
+        mysql client's --ssl-mode: DISABLED none; PREFERRED when the server offers it,
+        unverified; REQUIRED always, unverified; VERIFY_CA the certificate is signed by
+        ssl_ca; VERIFY_IDENTITY also names the host connected to."""
+        kw: dict[str, Any] = {"host": self.host, "port": self.port, "user": self.user,
+                              "password": self.password.encode("utf-8", "surrogateescape")}
+        mode = self.tls_mode
+        if mode == "DISABLED":
+            kw["ssl_disabled"] = True
+        elif mode != "PREFERRED" or self.ssl_cert:  # pymysql builds the context lazily
+            verify = mode in ("VERIFY_CA", "VERIFY_IDENTITY")
+            tls: dict[str, Any] = {"ca": self.ssl_ca, "cert": self.ssl_cert,
+                                   "key": self.ssl_key}
+            kw["ssl"] = {k: v for k, v in tls.items() if v} | {
+                "check_hostname": mode == "VERIFY_IDENTITY", "verify_mode": verify}
+        return kw
+
+
+@dataclass(frozen=True)
+class ReplicationConfig:
+    server_id: int = 4242
+    type_conversions: str = ""
+    exec_mode: str = "STRICT"  # or IDEMPOTENT
+    column_mapping: str = "name"  # or position
+    start: str = "current"  # current | beginning | FILE:POS | GTID set
+    do_tables: tuple[str, ...] = ()
+    ignore_tables: tuple[str, ...] = ()
+    ddl: str = "apply"  # or ignore
+    target_triggers: str = "refuse"  # or fire (triggers on replicated target tables)
+    checkpoint_table: str = "applier_meta.checkpoint"
+    channel: str = "default"  # names the checkpoint row; server_id only the connection
+    auto_position: bool | None = None  # resume by GTID set; None: when the source has GTIDs
+
+
+@dataclass(frozen=True)
+class DaemonConfig:
+    state_dir: str = "/var/lib/applier"
+    log_level: str = "INFO"
+    progress_every: int = 1000  # one INFO line per N transactions
+    metrics_port: int | None = None  # Prometheus text endpoint, off when None
+    metrics_host: str = "127.0.0.1"  # listen address of the endpoint (0.0.0.0 in a container)
+    stop_timeout: float = 60.0
+    reconnect_timeout: float = 300.0  # give up (exit 4 or 3) after an outage this long
+
+
+@dataclass(frozen=True)
+class ReconcileConfig:
+    report_dir: str = "reports"
+    jdbc_jar: str | None = None  # default: Debian's MariaDB Connector/J when present
+    chunk_rows: int = 100000
+    catch_up_timeout: float = 120.0
+    tables: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Config:
+    source: ServerConfig
+    target: ServerConfig
+    replication: ReplicationConfig = field(default_factory=ReplicationConfig)
+    daemon: DaemonConfig = field(default_factory=DaemonConfig)
+    reconcile: ReconcileConfig = field(default_factory=ReconcileConfig)
+    path: Path | None = None

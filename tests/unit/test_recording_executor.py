@@ -1,0 +1,201 @@
+"""The transaction applier through a recording executor (applier.apply.executor): no server
+and no connection double on the write path: the executor records each statement template
+with its arguments as the applier binds them, and each statement as it is sent or run, in
+order; the only answers it gives are the row counts the test chooses (as Vitess's player
+plan tests check the statements a plan builds)."""
+
+from __future__ import annotations
+
+import pymysql.converters
+import pytest
+
+from applier.apply.checkpoint import Checkpoint
+from applier.apply.target import PacketTooLarge
+from applier.apply.transaction import ApplyOptions, Totals, TransactionApplier
+from applier.binlog.events import RowChange, Transaction
+from applier.core.conversions import Mode
+from applier.core.position import Position
+from applier.core.types import Column, Index, SourceTable, SqlType, TableDef
+from applier.errors import RowNotFound
+from applier.sql import literals
+
+INT = SqlType("int")
+TEXT = SqlType("varchar", length=20, charset="utf8mb4")
+SOURCE = SourceTable("db", "t", 7, (Column(0, "id", INT), Column(1, "v", TEXT)))
+TARGET = TableDef("db", "t", (Column(0, "id", INT, nullable=False), Column(1, "v", TEXT)),
+                  (Index("PRIMARY", ("id",), True),))
+END = Position("bin.000001", 400, None)
+
+
+class Binding:
+    """pymysql's default encoders, as a new connection has them (the literals only)."""
+
+    encoders = dict(pymysql.converters.encoders)
+
+    @staticmethod
+    def escape(value):
+        return pymysql.converters.escape_item(value, "utf8mb4", Binding.encoders)
+
+
+class RecordingExecutor:
+    """An Executor that records; ``count(query)`` is the row count the test chooses."""
+
+    encoding = "utf8"  # a Python codec, as pymysql names the connection's
+
+    def __init__(self, count=lambda query: 1, max_packet=64 * 1024 * 1024):
+        self.count = count
+        self.max_packet = max_packet
+        self.bound: list[tuple[str, list]] = []  # (template, arguments) per literal()
+        self.sent: list[tuple] = []  # ("send" | "execute" | ..., text[, arguments])
+        self._in_flight = None
+
+    def literal(self, sql, args):
+        self.bound.append((sql, list(args) if args is not None else None))
+        return literals.mogrify(Binding, sql, args)
+
+    def execute(self, sql, args=None):
+        self.drain()
+        self.sent.append(("execute", sql, args))
+        return self.count(sql)
+
+    def fetchone(self):
+        return None
+
+    def fetchall(self):
+        return []
+
+    def send(self, query, done):
+        self.drain()
+        self.sent.append(("send", query))
+        self._in_flight = (query, done)
+
+    def drain(self):
+        if self._in_flight is not None:
+            (query, done), self._in_flight = self._in_flight, None
+            done(query, None, self.count(query))
+
+    def discard(self):
+        self._in_flight = None
+
+    def savepoint(self, name):
+        self.drain()
+        self.sent.append(("savepoint", name))
+
+    def rollback_to(self, name):
+        self.drain()
+        self.sent.append(("rollback_to", name))
+
+    def commit(self):
+        self.drain()
+        self.sent.append(("commit",))
+
+    def rollback(self):
+        self.discard()
+        self.sent.append(("rollback",))
+
+
+class TargetServer:
+    """What the statement applier asks the connection at construction: the server's
+    version string (the target's definitions come from Schemas)."""
+
+    def get_server_info(self):
+        return "9.7.0"
+
+
+class Schemas:
+    def get(self, schema, table):
+        return TARGET if (schema, table) == ("db", "t") else None
+
+    def changed(self, *, force=False):
+        return []
+
+    def triggers(self, schema, table):
+        return []
+
+    def invalidate(self):
+        pass
+
+
+def applier(executor, idempotent=False):
+    a = TransactionApplier(TargetServer(), Checkpoint("applier.checkpoint", 9),
+                           ApplyOptions(Mode(), idempotent=idempotent), Totals(),
+                           executor=executor)
+    a.schemas = Schemas()
+    return a
+
+
+def ins(i, v):
+    return RowChange("insert", SOURCE, None, {0: i, 1: v})
+
+
+def upd(i, v, new_id=None):
+    return RowChange("update", SOURCE, {0: i, 1: "old"},
+                     {0: i if new_id is None else new_id, 1: v})
+
+
+def dele(i):
+    return RowChange("delete", SOURCE, {0: i, 1: "x"}, None)
+
+
+def matched(sql):
+    """Every row a statement looks for is there."""
+    if "JOIN" in sql:
+        return sql.count("UNION ALL") + 1
+    return sql.split(" IN (", 1)[1].count(",") + 1 if " IN (" in sql else 1
+
+
+def test_statement_templates_arguments_and_order():
+    ex = RecordingExecutor(matched)
+    a = applier(ex)
+    assert a.apply(Transaction(END, [ins(1, "a"), ins(2, "b"), upd(1, "c"), upd(2, "d"),
+                                     upd(2, "e", new_id=3), dele(3), dele(4)])) == 7
+    assert ex.bound == [
+        ("INSERT INTO `db`.`t` (`id`, `v`) VALUES (%s, %s), (%s, %s)", [1, "a", 2, "b"]),
+        ("UPDATE `db`.`t` AS `t` JOIN (SELECT %s AS k0, %s AS v0, %s AS v1 UNION ALL "
+         "SELECT %s, %s, %s) AS `n` ON `t`.`id` = `n`.k0 SET `t`.`id` = `n`.v0, "
+         "`t`.`v` = `n`.v1", [1, 1, "c", 2, 2, "d"]),
+        # the key changes: row by row
+        ("UPDATE `db`.`t` SET `id` = %s, `v` = %s WHERE `id` = %s", [3, "e", 2]),
+        ("DELETE FROM `db`.`t` WHERE `id` IN (%s, %s)", [3, 4]),
+    ]
+    ops = [s[0] for s in ex.sent]
+    assert ops == ["send", "savepoint", "send", "execute", "send", "execute", "commit"]
+    assert ex.sent[0][1] == "INSERT INTO `db`.`t` (`id`, `v`) VALUES (1, 'a'), (2, 'b')"
+    assert ex.sent[1] == ("savepoint", "applier_batch")
+    assert ex.sent[3] == ("execute", "UPDATE `db`.`t` SET `id` = 3, `v` = 'e' WHERE `id` = 2",
+                          None)
+    checkpoint = ex.sent[5]  # the checkpoint's own arguments, bound by the session
+    assert checkpoint[1].startswith("INSERT INTO `applier`.`checkpoint`")
+    assert checkpoint[2][:4] == ("default", 9, "bin.000001", 400)
+    assert checkpoint[2][-2:] == (1, 7)  # transactions and rows applied, this one included
+    assert a.lookups == {"primary_key": 5}
+
+
+def test_a_shortfall_is_redone_row_by_row_from_the_savepoint_and_names_the_row():
+    def count(query):
+        if "JOIN" in query:
+            return 1  # one of the two rows matched
+        return 0 if query.endswith("WHERE `id` = 2") else 1
+
+    ex = RecordingExecutor(count)
+    with pytest.raises(RowNotFound, match=r"Update_rows event on table db.t; Can't find "
+                                          r"record in 't' .*id=2.*Error_code: 1032.*"
+                                          r"bin.000001, end_log_pos 400"):
+        applier(ex).apply(Transaction(END, [upd(1, "c"), upd(2, "d")]))
+    assert [s[:2] for s in ex.sent] == [
+        ("savepoint", "applier_batch"),
+        ("send", ex.sent[1][1]),
+        ("rollback_to", "applier_batch"),
+        ("execute", "UPDATE `db`.`t` SET `id` = 1, `v` = 'c' WHERE `id` = 1"),
+        ("execute", "UPDATE `db`.`t` SET `id` = 2, `v` = 'd' WHERE `id` = 2"),
+        ("rollback",)]
+
+
+def test_an_insert_over_max_allowed_packet_is_halved_then_refused_naming_its_event():
+    ex = RecordingExecutor(max_packet=55)
+    with pytest.raises(PacketTooLarge, match=r"Write_rows event on table db.t at source "
+                                             r"position bin.000001:400 needs a 58-byte"):
+        applier(ex).apply(Transaction(END, [ins(1, "a"), ins(2, "b" * 10)]))
+    assert [args for _, args in ex.bound] == [[1, "a", 2, "bbbbbbbbbb"], [1, "a"],
+                                              [2, "bbbbbbbbbb"]]
+    assert [s[0] for s in ex.sent] == ["send", "rollback"]  # the first half only
