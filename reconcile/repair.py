@@ -24,11 +24,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from applier.apply.sqlmode import APPLY_SQL_MODE
 from applier.core.types import SqlType
 from applier.errors import ValueNotConvertible
 from applier.sql.literals import escape_free_literal, hex_literal
 from applier.sql.names import quote
+from applier.sql.sqlmode import APPLY_SQL_MODE
 from reconcile.compare import EXTRA, MISMATCHED, MISSING, RowDiff
 from reconcile.expected import Unconvertible
 from reconcile.plan import ComparePlan

@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from applier.apply import sequences, sqlmode
+from applier.apply import sequences
 from applier.apply.checkpoint import Checkpoint
 from applier.apply.ddlpolicy import DdlPolicy
 from applier.apply.lookup import quote
@@ -35,6 +35,7 @@ from applier.binlog.statements import DML, OTHER, UNKNOWN, StatementInfo, classi
 from applier.core.position import Position
 from applier.errors import ReplicationStopped
 from applier.server_codes import DDL_ALREADY, DDL_PARTIAL
+from applier.sql import sqlmode
 
 log = logging.getLogger(__name__)
 

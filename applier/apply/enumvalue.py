@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import re
 
-from applier.apply.sqlmode import APPLY_SQL_MODE
 from applier.apply.target import error_code
 from applier.errors import ReplicationStopped
+from applier.sql.sqlmode import APPLY_SQL_MODE
 
 _TRUNCATED = re.compile(r"Data truncated for column '(.+)' at row")
 # for a statement writing an ENUM's error value: APPLY_SQL_MODE without strictness

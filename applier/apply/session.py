@@ -22,14 +22,13 @@ from __future__ import annotations
 import logging
 import re
 
-from applier.apply import sqlmode
 from applier.apply.target import error_code
 from applier.binlog.events import QuerySession, Statement
 from applier.binlog.queryvars import OPTION_AUTO_IS_NULL, QueryVars
 from applier.core import charsets
 from applier.errors import ReplicationStopped
 from applier.server_codes import UNKNOWN_DATABASE
-from applier.sql import literals
+from applier.sql import literals, sqlmode
 from applier.sql.names import quote
 
 log = logging.getLogger(__name__)

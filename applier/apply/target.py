@@ -13,7 +13,6 @@ import pymysql
 from pymysql.constants import CLIENT
 
 from applier.apply.readonly import ReadOnlyTarget
-from applier.apply.sqlmode import APPLY_SQL_MODE
 from applier.binlog.connfail import connect_failure
 from applier.binlog.sqltext import version_number
 from applier.config import ServerConfig
@@ -27,10 +26,11 @@ from applier.server_codes import (
     error_code,
 )
 from applier.server_codes import HINTS as _HINTS
+from applier.sql.sqlmode import APPLY_SQL_MODE
 
 log = logging.getLogger(__name__)
 
-# The session rows are applied in (see applier.apply.sqlmode for the strict sql_mode): TIMESTAMP
+# The session rows are applied in (see applier.sql.sqlmode for the strict sql_mode): TIMESTAMP
 # values (UTC in the row image) are written in UTC; settings a server's defaults could
 # make differ are pinned (safe-updates would refuse keyless UPDATE/DELETE, a select limit
 # would hide rows, sql_auto_is_null would make `id <=> NULL` find the last insert).

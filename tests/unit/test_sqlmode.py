@@ -2,8 +2,8 @@
 
 import pytest
 
-from applier.apply import sqlmode
 from applier.binlog import libquery
+from applier.sql import sqlmode
 
 
 def test_bits_by_flavour():
