@@ -17,7 +17,9 @@ LAYERS = (
     # GtidSet, table definitions, filters
     ("applier.core",),
     ("applier.config", "applier.sql"),  # settings; SQL identifiers and literals
-    ("applier.mysqljson",),  # MySQL's JSON: binary decoding, documents, diffs, SQL
+    # MySQL's JSON: binary decoding, documents, diffs, SQL; replication state on both
+    # servers (the source's binlog status, the target's checkpoint table)
+    ("applier.mysqljson", "applier.replstate"),
     ("applier.binlog",),  # reading the source
     ("applier.convert",),  # per-column decisions and value conversion
     ("applier.apply",),  # the target side

@@ -19,7 +19,6 @@ from typing import Any
 
 from applier.apply import batching, enumvalue, sqlbuild, triggers, versioning
 from applier.apply.batching import BATCH_ROWS
-from applier.apply.checkpoint import Checkpoint
 from applier.apply.checks import SessionChecks
 from applier.apply.ddl import StatementApplier
 from applier.apply.ddlpolicy import DdlPolicy
@@ -34,6 +33,7 @@ from applier.convert.mapping import build_mapping
 from applier.core.types import SourceTable
 from applier.errors import ReplicationStopped, RowNotFound, TransientError
 from applier.mysqljson import jsondiffsql, jsonsql
+from applier.replstate.checkpoint import Checkpoint
 from applier.server_codes import STALE_DEFINITION
 from applier.sql import literals
 

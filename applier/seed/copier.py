@@ -25,6 +25,7 @@ from applier.apply import lookup
 from applier.apply.target import max_packet
 from applier.convert.converters import identity
 from applier.convert.mapping import TableMapping
+from applier.core.position import Position
 from applier.errors import ApplierError, ReplicationStopped, ValueNotConvertible
 from applier.seed import large
 from applier.seed.plan import (
@@ -36,7 +37,6 @@ from applier.seed.plan import (
     rendered_row_bound,
     same,
 )
-from applier.seed.snapshot import SnapshotPoint
 from applier.seed.store import ChunkRow, SeedStore
 
 log = logging.getLogger(__name__)
@@ -213,7 +213,7 @@ def _show(cols: list[str], row) -> str:
                      for c, v in list(zip(cols, row, strict=False))[:6])
 
 
-def copy_pending(store: SeedStore, run_id: str, point: SnapshotPoint, src_conn, tgt_conn,
+def copy_pending(store: SeedStore, run_id: str, point: Position, src_conn, tgt_conn,
                  readers: dict[str, ChunkReader], *, keep: bool = False,
                  wait: float = 0.5) -> tuple[int, int]:
     """Claim and copy pending chunks until none is left; (chunks, rows) copied here.
