@@ -141,11 +141,11 @@ class StartPoint:
     executed: str | None = None  # the source's executed GTID set at this point, if known
 
 
-def _gtid_state_at(cfg: ServerConfig, log_file: str, log_pos: int,
-                   beginning: bool = False) -> str | None:
+def _gtid_state_at(cfg: ServerConfig, log_file: str, log_pos: int) -> str | None:
+    """The executed GTID set at file:pos, if the source can tell (MariaDB)."""
     conn = _connect(cfg)
     try:
-        return source_state.gtid_state_at(conn, log_file, log_pos, beginning)
+        return source_state.gtid_state_at(conn, log_file, log_pos)
     finally:
         conn.close()
 

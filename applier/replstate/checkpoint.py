@@ -14,7 +14,8 @@ unknown: a MySQL start at FILE:POS), which auto-positioning resumes from after a
 
 Tables written before channels existed were keyed by server_id: ``ensure`` migrates them
 (each row becomes channel ``server_id:N``) and ``load`` adopts the row of this server_id
-when its channel has none (``position``, which only reads, reads that row then).
+when its channel has none (``position``, which only reads, reads that row then, and reads
+a table not migrated yet by server_id).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from dataclasses import dataclass
 from applier.core.gtidset import GtidError, GtidSet, empty, flavor_of_gtid, parse_set
 from applier.core.position import Position
 from applier.errors import ConfigError, ReplicationStopped
-from applier.server_codes import MISSING_OBJECT, error_code
+from applier.server_codes import MISSING_OBJECT, UNKNOWN_COLUMN, error_code
 from applier.sql.names import qualified, quote
 
 log = logging.getLogger(__name__)
@@ -134,18 +135,31 @@ class Checkpoint:
         existed; None without a table or row. Reads only: for a reader beside the daemon
         (the reconciler waiting for the replica), which takes nothing over."""
         with conn.cursor() as cur:
-            for channel in (self.channel, legacy_channel(self.server_id)):
-                try:
+            try:
+                for channel in (self.channel, legacy_channel(self.server_id)):
                     cur.execute(f"SELECT source_log_file, source_log_pos, gtid FROM"
                                 f" {self.name} WHERE channel = %s", (channel,))
-                except Exception as exc:
-                    if error_code(exc) in MISSING_OBJECT:
-                        return None
+                    row = cur.fetchone()
+                    if row is not None:
+                        return Position(row[0], int(row[1]), row[2])
+                return None
+            except Exception as exc:
+                code = error_code(exc)
+                if code in MISSING_OBJECT:
+                    return None
+                if code != UNKNOWN_COLUMN:
                     raise
-                row = cur.fetchone()
-                if row is not None:
-                    return Position(row[0], int(row[1]), row[2])
-        return None
+            return self._unmigrated_position(cur)
+
+    def _unmigrated_position(self, cur) -> Position | None:
+        """A table still keyed by server_id (no daemon has run `ensure` on it yet): the row
+        of this server_id, else the only row."""
+        cur.execute(f"SELECT server_id, source_log_file, source_log_pos FROM {self._plain}"
+                    " ORDER BY server_id")
+        rows = cur.fetchall()
+        mine = [r for r in rows if int(r[0]) == self.server_id] or (rows if len(rows) == 1
+                                                                     else [])
+        return Position(mine[0][1], int(mine[0][2])) if mine else None
 
     def _parse(self, text: str | None) -> GtidSet | None:
         if text is None:
