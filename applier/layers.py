@@ -18,7 +18,9 @@ LAYERS = (
     ("applier.core",),
     # settings; SQL identifiers and literals; every private name of the client libraries
     ("applier.config", "applier.sql", "applier.drivers"),
-    ("applier.mysqljson",),  # MySQL's JSON: binary decoding, documents, diffs, SQL
+    # MySQL's JSON: binary decoding, documents, diffs, SQL; replication state on both
+    # servers (the source's binlog status, the target's checkpoint table)
+    ("applier.mysqljson", "applier.replstate"),
     ("applier.binlog",),  # reading the source
     ("applier.convert",),  # per-column decisions and value conversion
     ("applier.apply",),  # the target side

@@ -193,7 +193,8 @@ def _context(config: Config, session: LazySpark, src, tgt, hash_name: str) -> Co
     sides = Sides(
         session, jdbc.jdbc_for(config.source, driver), jdbc.jdbc_for(config.target, driver),
         lambda: positions.source_position(src),
-        lambda: positions.replica_position(tgt, rep.checkpoint_table, rep.server_id),
+        lambda: positions.replica_position(tgt, rep.checkpoint_table, rep.server_id,
+                                           rep.channel),
         config.reconcile.catch_up_timeout)
     return Context(config, session, src, tgt, sides, Mode.parse(rep.type_conversions),
                    hash_name)

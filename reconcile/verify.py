@@ -28,8 +28,8 @@ class Sides:
     session: object  # reconcile.session.LazySpark
     source: jdbc.Jdbc
     target: jdbc.Jdbc
-    source_position: object  # () -> BinlogPos
-    replica_position: object  # () -> BinlogPos | None
+    source_position: object  # () -> Position
+    replica_position: object  # () -> Position | None
     timeout: float
     rounds: int = 3
 

@@ -22,7 +22,6 @@ import logging
 from collections.abc import Callable
 
 from applier.apply import sequences
-from applier.apply.checkpoint import Checkpoint
 from applier.apply.ddlpolicy import DdlPolicy
 from applier.apply.lookup import quote
 from applier.apply.session import SourceSession, executable
@@ -34,6 +33,7 @@ from applier.binlog.sqltext import Dialect
 from applier.binlog.statements import DML, OTHER, UNKNOWN, StatementInfo, classify_statement
 from applier.core.position import Position
 from applier.errors import ReplicationStopped
+from applier.replstate.checkpoint import Checkpoint
 from applier.server_codes import DDL_ALREADY, DDL_PARTIAL
 from applier.sql import sqlmode
 

@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from applier.apply import batching, versioning
-from applier.apply.checkpoint import Checkpoint
 from applier.apply.checks import SessionChecks
 from applier.apply.ddl import StatementApplier
 from applier.apply.ddlpolicy import DdlPolicy
@@ -37,6 +36,7 @@ from applier.binlog.events import RowChange, Statement, Transaction
 from applier.core.conversions import Mode
 from applier.core.types import SourceTable
 from applier.errors import ReplicationStopped, TransientError
+from applier.replstate.checkpoint import Checkpoint
 from applier.server_codes import STALE_DEFINITION
 
 log = logging.getLogger(__name__)

@@ -55,6 +55,7 @@ from applier.config import Config, ServerConfig
 from applier.core import types
 from applier.core.position import Position
 from applier.errors import ConnectError, ConnectRefused, ReplicationStopped, TransientError
+from applier.replstate import source as source_state
 from applier.server_codes import BINLOG_READ_ERROR, CONNECT
 
 log = logging.getLogger(__name__)
@@ -88,66 +89,13 @@ def _connect(cfg: ServerConfig) -> pymysql.Connection:
         raise connect_failure(exc, cfg, "source") from None
 
 
-def _binary_log_status(cur) -> tuple:
-    try:
-        cur.execute("SHOW BINARY LOG STATUS")  # MySQL 8.4 (removed SHOW MASTER STATUS)
-    except pymysql.err.ProgrammingError:
-        cur.execute("SHOW MASTER STATUS")
-    row = cur.fetchone()
-    if row is None:
-        raise ReplicationStopped("the source has no binary log (log_bin is OFF)")
-    return row
-
-
-def _text(v) -> str:
-    if v is None:
-        return ""
-    return v.decode() if isinstance(v, bytes | bytearray) else str(v)
-
-
-def mariadb_gtid_at(cur, log_file: str, log_pos: int, *, unknown_ok: bool = False
-                    ) -> str | None:
-    """MariaDB's GTID state after everything before (file, pos): BINLOG_GTID_POS. That
-    function returns NULL when the file holds an event larger than the session's
-    max_allowed_packet (a large BLOB row: measured on 10.11), which must not read as "no
-    GTIDs". Then, for the current position, the state is @@gtid_binlog_pos read before and
-    after SHOW MASTER STATUS (equal: no commit in between; a commit updates both under the
-    binlog's lock); for an older position it is a clear stop, or None (unknown) with
-    ``unknown_ok`` (a FILE:POS start, which then resumes by file:pos)."""
-    cur.execute("SELECT BINLOG_GTID_POS(%s, %s)", (log_file, log_pos))
-    row = cur.fetchone()
-    if row and row[0] is not None:
-        return _text(row[0]) or None
-    for _ in range(20):
-        cur.execute("SELECT @@GLOBAL.gtid_binlog_pos")
-        before = _text(cur.fetchone()[0])
-        now = _binary_log_status(cur)
-        cur.execute("SELECT @@GLOBAL.gtid_binlog_pos")
-        after = _text(cur.fetchone()[0])
-        if (_text(now[0]), int(now[1])) != (log_file, int(log_pos)):
-            break
-        if before == after:
-            return after or None
-    if unknown_ok:
-        return None
-    raise ReplicationStopped(
-        f"the source's BINLOG_GTID_POS('{log_file}', {log_pos}) is NULL: MariaDB returns "
-        "NULL when that binlog file holds an event larger than max_allowed_packet — raise "
-        "max_allowed_packet on the source (SET GLOBAL max_allowed_packet = ...), or start "
-        "from a GTID set")
-
-
 def source_status(cfg: ServerConfig) -> Position:
     """The source's current binlog position; gtid is its GTID state (MariaDB
-    gtid_binlog_pos, MySQL Executed_Gtid_Set) or None when empty."""
+    gtid_binlog_pos, MySQL Executed_Gtid_Set) or None when empty
+    (`applier.replstate.source`, on a connection of its own)."""
     conn = _connect(cfg)
     try:
-        with conn.cursor() as cur:
-            row = _binary_log_status(cur)
-            gtid = row[4].replace("\n", "") if len(row) > 4 and row[4] else None
-            if "mariadb" in conn.get_server_info().lower():  # the state at that very point
-                gtid = mariadb_gtid_at(cur, _text(row[0]), int(row[1]))
-            return Position(row[0], int(row[1]), gtid or None)
+        return source_state.source_status(conn)
     finally:
         conn.close()
 
@@ -180,19 +128,11 @@ class StartPoint:
     executed: str | None = None  # the source's executed GTID set at this point, if known
 
 
-def _gtid_state_at(cfg: ServerConfig, log_file: str, log_pos: int,
-                   beginning: bool = False) -> str | None:
-    """The executed GTID set at file:pos: MariaDB BINLOG_GTID_POS; MySQL only for the
-    beginning (gtid_purged: what precedes the first binlog), else unknown (None)."""
+def _gtid_state_at(cfg: ServerConfig, log_file: str, log_pos: int) -> str | None:
+    """The executed GTID set at file:pos, if the source can tell (MariaDB)."""
     conn = _connect(cfg)
     try:
-        with conn.cursor() as cur:
-            if "mariadb" in conn.get_server_info().lower():
-                return mariadb_gtid_at(cur, log_file, log_pos, unknown_ok=True)
-            if not beginning:
-                return None
-            cur.execute("SELECT @@GLOBAL.gtid_purged")
-            return (cur.fetchone()[0] or "").replace("\n", "")
+        return source_state.gtid_state_at(conn, log_file, log_pos)
     finally:
         conn.close()
 
@@ -208,14 +148,11 @@ def resolve_start(cfg: ServerConfig, start: Position | str) -> StartPoint:
     if text.lower() == "beginning":
         conn = _connect(cfg)
         try:
-            with conn.cursor() as cur:
-                cur.execute("SHOW BINARY LOGS")
-                rows = cur.fetchall()
+            first = source_state.first_binary_log(conn)
+            return StartPoint(first, 4, executed=source_state.gtid_state_at(conn, first, 4,
+                                                                            beginning=True))
         finally:
             conn.close()
-        if not rows:
-            raise ReplicationStopped("the source has no binary logs (log_bin is OFF)")
-        return StartPoint(rows[0][0], 4, executed=_gtid_state_at(cfg, rows[0][0], 4, True))
     if _MARIADB_GTID.match(text):
         return StartPoint(gtid_set=text.replace(" ", ""), mariadb=True, executed=text)
     if _MYSQL_GTID.match(text):

@@ -24,7 +24,7 @@ import pymysql
 from tenacity import RetryCallState, Retrying, retry_if_exception
 
 from applier.apply import readonly
-from applier.apply.checkpoint import Checkpoint, resume_point, starting_position
+from applier.apply.checkpoint import resume_point, starting_position
 from applier.apply.lookup import LOOKUP_KINDS
 from applier.apply.target import connect, error_code, session_error
 from applier.apply.transaction import ApplyOptions, Totals, TransactionApplier
@@ -44,6 +44,7 @@ from applier.errors import (
 from applier.ops import pipeline as pipe
 from applier.ops.metrics import Metrics
 from applier.ops.statusfile import StatusFile
+from applier.replstate.checkpoint import Checkpoint
 
 log = logging.getLogger(__name__)
 

@@ -19,7 +19,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from applier.apply.checkpoint import Checkpoint, Saved, resume_point
+from applier.apply.checkpoint import resume_point
 from applier.apply.target import connect
 from applier.binlog.events import RowChange, Statement
 from applier.binlog.redact import Redacted
@@ -30,6 +30,7 @@ from applier.core.gtidset import flavor_of_gtid, parse_set
 from applier.core.position import Position
 from applier.errors import ApplierError, ExitStatus
 from applier.ops import service
+from applier.replstate.checkpoint import Checkpoint, Saved
 
 log = logging.getLogger(__name__)
 KINDS = ("insert", "update", "delete")
@@ -129,12 +130,10 @@ def record_skipped(cfg: Config, pending: Pending) -> Position:
     target = connect(cfg.target, autocommit=False, section="target")
     try:
         with target.cursor() as cur:
-            cur.execute(f"SELECT source_log_file, source_log_pos, gtid_executed FROM "
-                        f"{checkpoint.name} WHERE channel = %s FOR UPDATE",
-                        (checkpoint.channel,))
-            now = cur.fetchone()
+            now = checkpoint.load_locked(cur)
             was = pending.saved
-            if now is None or (now[0], int(now[1]), now[2]) != (
+            if now is None or (now.position.log_file, now.position.log_pos,
+                               now.gtid_executed) != (
                     was.position.log_file, was.position.log_pos, was.gtid_executed):
                 raise SkipRefused("the checkpoint moved while the transaction was read (did"
                                   " the applier start?); nothing skipped — run skip again")

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import time
 
-from applier.apply.checkpoint import Checkpoint, Saved
 from applier.apply.target import connect
 from applier.config import Config
 from applier.errors import ApplierError
 from applier.ops import service
 from applier.ops.statusfile import FLUSH_EVERY
+from applier.replstate.checkpoint import Checkpoint, Saved
 
 FIELDS = ("state", "channel", "source_log_file", "source_log_pos", "gtid_executed", "last_gtid",
           "seconds_behind_source", "last_error_code", "last_error", "last_error_position",

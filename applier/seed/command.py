@@ -33,7 +33,6 @@ import uuid
 from dataclasses import dataclass
 
 from applier.apply import triggers
-from applier.apply.checkpoint import Checkpoint
 from applier.apply.lookup import qualified, quote
 from applier.apply.schema import list_tables, read_table
 from applier.apply.target import connect
@@ -43,8 +42,10 @@ from applier.convert.mapping import build_mapping, needs_value
 from applier.core.columndefs import as_source_table
 from applier.core.conversions import Mode
 from applier.core.filters import table_filter
+from applier.core.position import Position
 from applier.errors import ApplierError, ConfigError, ExitStatus
 from applier.ops import service
+from applier.replstate.checkpoint import Checkpoint
 from applier.seed.copier import ChunkReader
 from applier.seed.plan import (
     CHUNK_ROWS,
@@ -55,7 +56,6 @@ from applier.seed.plan import (
     walk_bounds,
 )
 from applier.seed.progress import CopyProgress
-from applier.seed.snapshot import SnapshotPoint
 from applier.seed.store import SeedStore
 
 log = logging.getLogger(__name__)
@@ -191,7 +191,7 @@ def _has_unique_key(tdef) -> bool:
     return any(i.unique for i in tdef.indexes)
 
 
-def run_seed(cfg: Config, opt: SeedOptions, out=sys.stderr) -> SnapshotPoint:
+def run_seed(cfg: Config, opt: SeedOptions, out=sys.stderr) -> Position:
     """Seed the target; returns the position the daemon continues from."""
     if opt.force not in (None, *FORCE):
         raise ConfigError(f"--force: expected truncate or keep, got {opt.force!r}")
@@ -309,7 +309,7 @@ def _resume_plan(store, tgt, run, names, sdefs, tdefs, run_id: str, out):
 
 
 def _copy(cfg: Config, opt: SeedOptions, flavor: str, store: SeedStore, tgt, run_id: str,
-          tables: list[SeedTable], estimates: dict, out) -> tuple[SnapshotPoint, int, float]:
+          tables: list[SeedTable], estimates: dict, out) -> tuple[Position, int, float]:
     """Runs the readers; (the position, rows copied, seconds of the Spark job)."""
     from applier.seed.spark_copy import SeedJob, run_readers, slots, spark_session
 
@@ -347,7 +347,7 @@ def _copy(cfg: Config, opt: SeedOptions, flavor: str, store: SeedStore, tgt, run
     errors = [x["error"] for x in results if x["error"]]
     if errors:
         raise SeedFailed(errors[0]["message"], errors[0]["exit"])
-    point = SnapshotPoint(**results[0]["point"])
+    point = Position(**results[0]["point"])
     left = sum(not c.done for c in store.chunks(tgt))
     if left:
         raise SeedFailed(f"{left} chunks were not copied; run `applier seed` again")

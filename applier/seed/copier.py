@@ -22,10 +22,10 @@ import pymysql.cursors
 from applier.apply.target import max_packet
 from applier.convert.converters import identity
 from applier.convert.mapping import TableMapping
+from applier.core.position import Position
 from applier.errors import ApplierError, ReplicationStopped
 from applier.seed import large
 from applier.seed.plan import SeedTable, chunk_where, decoder, same
-from applier.seed.snapshot import SnapshotPoint
 from applier.seed.store import ChunkRow, SeedStore
 from applier.sql.exprs import (
     row_literals_bound,
@@ -191,7 +191,7 @@ def _show(cols: list[str], row) -> str:
                      for c, v in list(zip(cols, row, strict=False))[:6])
 
 
-def copy_pending(store: SeedStore, run_id: str, point: SnapshotPoint, src_conn, tgt_conn,
+def copy_pending(store: SeedStore, run_id: str, point: Position, src_conn, tgt_conn,
                  readers: dict[str, ChunkReader], *, keep: bool = False,
                  wait: float = 0.5) -> tuple[int, int]:
     """Claim and copy pending chunks until none is left; (chunks, rows) copied here.

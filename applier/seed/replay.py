@@ -32,7 +32,6 @@ from applier.core.position import Position
 from applier.errors import ReplicationStopped
 from applier.mysqljson.jsondiff import has_diff
 from applier.seed.plan import DoneSet
-from applier.seed.snapshot import SnapshotPoint, position_key
 from applier.seed.store import PositionSaver, SeedStore
 
 log = logging.getLogger(__name__)
@@ -97,13 +96,14 @@ def _check_statement(stmt: Statement, txn: Transaction, done: dict[Name, DoneSet
 
 
 def bring_forward(source_cfg, server_id: int, tgt_conn, store: SeedStore, run_id: str,
-                  done: dict[Name, DoneSet], start: SnapshotPoint, point: SnapshotPoint,
+                  done: dict[Name, DoneSet], start: Position, point: Position,
                   options: ApplyOptions) -> int:
-    """Apply the binlog (start, point] to the copied chunks; transactions read."""
+    """Apply the binlog (start, point] to the copied chunks; transactions read. The two
+    positions' gtid (a GTID state) takes no part: positions order by file number and
+    offset."""
     from applier.binlog.stream import BinlogSource
 
-    end = position_key(point.log_file, point.log_pos)
-    if position_key(start.log_file, start.log_pos) >= end:
+    if start.reached(point):
         return 0
     copied = {n for n, ds in done.items() if ds.done}
     if not copied:
@@ -120,12 +120,11 @@ def bring_forward(source_cfg, server_id: int, tgt_conn, store: SeedStore, run_id
         for txn in stream:
             if txn.streamed:  # read it whole: its end decides whether it is replayed
                 txn.changes = list(txn.changes)
-            at = position_key(txn.end.log_file, txn.end.log_pos)
-            if at > end:
+            if txn.end > point:
                 break
             applier.apply(filter_changes(txn, done))
             count += 1
-            if at == end:
+            if txn.end.reached(point):
                 break
     return count
 

@@ -20,49 +20,17 @@ A snapshot taken at position P sees exactly the transactions that end at or befo
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
-
-from applier.binlog.stream import mariadb_gtid_at  # noqa: F401 - seed's callers import it here
+from applier.core.position import Position
 from applier.errors import ReplicationStopped
+from applier.replstate.source import as_text, binary_log_status, mariadb_gtid_at
 from applier.server_codes import NO_PRIVILEGE, error_code
 
-_NUMBER = re.compile(r"\.(\d+)$")
 
-
-@dataclass(frozen=True)
-class SnapshotPoint:
-    log_file: str
-    log_pos: int
-    gtid: str | None = None  # the GTID state at the point (executed set), None if none
-
-    def __str__(self) -> str:
-        return f"{self.log_file}:{self.log_pos}"
-
-
-def position_key(log_file: str, log_pos: int) -> tuple[int, str, int]:
-    """Orders binlog positions across files (binlog.000009 < binlog.000010 < ...)."""
-    m = _NUMBER.search(log_file)
-    return (int(m.group(1)) if m else -1, log_file, int(log_pos))
-
-
-def _text(v) -> str:
-    return v.decode() if isinstance(v, bytes | bytearray) else str(v)
-
-
-def binary_log_status(cur) -> tuple[str, int, str | None]:
-    """(file, position, executed GTID set or None) of the source now."""
-    try:
-        cur.execute("SHOW BINARY LOG STATUS")  # MySQL 8.4+
-    except Exception:  # noqa: BLE001 - older servers and MariaDB
-        cur.execute("SHOW MASTER STATUS")
-    row = cur.fetchone()
-    if row is None:
-        raise ReplicationStopped("the source has no binary log (log_bin is OFF) — enable "
-                                 "log_bin on the source: a seed needs a position to "
-                                 "continue from")
-    gtid = _text(row[4]).replace("\n", "") if len(row) > 4 and row[4] else None
-    return _text(row[0]), int(row[1]), gtid or None
+def locked_position(cur) -> Position:
+    """The source's position and Executed_Gtid_Set now (under the read lock: stable),
+    by the status statement every reader uses (`applier.replstate.source`)."""
+    return binary_log_status(cur, " — enable log_bin on the source: a seed needs a "
+                                  "position to continue from")
 
 
 def begin_snapshot(cur) -> None:
@@ -70,15 +38,17 @@ def begin_snapshot(cur) -> None:
     cur.execute("START TRANSACTION WITH CONSISTENT SNAPSHOT")
 
 
-def mariadb_snapshot_position(cur) -> tuple[str, int]:
-    """The binlog position of this connection's consistent snapshot (MariaDB)."""
+def mariadb_snapshot_position(cur) -> Position:
+    """The binlog position of this connection's consistent snapshot (MariaDB), with the
+    GTID state there (None when BINLOG_GTID_POS cannot tell: the seed's position then
+    resumes by file:pos)."""
     cur.execute("SHOW STATUS LIKE 'binlog_snapshot_%'")
-    status = {_text(k).lower(): _text(v) for k, v in cur.fetchall()}
+    status = {as_text(k).lower(): as_text(v) for k, v in cur.fetchall()}
     file, pos = status.get("binlog_snapshot_file"), status.get("binlog_snapshot_position")
-    if not file or pos is None:
+    if not file or not pos:
         raise ReplicationStopped("the source reports no Binlog_snapshot_file (log_bin is "
                                  "OFF?) — enable log_bin on the source")
-    return file, int(pos)
+    return Position(file, int(pos), mariadb_gtid_at(cur, file, int(pos), unknown_ok=True))
 
 
 def read_lock(cur, timeout: int) -> None:

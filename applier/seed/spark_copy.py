@@ -28,23 +28,21 @@ import json
 import logging
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from applier.apply.schema import read_table
 from applier.apply.target import connect, max_packet
 from applier.config import ServerConfig
 from applier.convert.mapping import build_mapping
+from applier.core.position import Position
 from applier.errors import ApplierError, ExitStatus, ReplicationStopped
 from applier.seed.copier import ChunkReader, copy_pending
 from applier.seed.plan import DoneSet, SeedTable
 from applier.seed.replay import bring_forward, options_for
 from applier.seed.snapshot import (
-    SnapshotPoint,
     begin_snapshot,
-    binary_log_status,
-    mariadb_gtid_at,
+    locked_position,
     mariadb_snapshot_position,
-    position_key,
     read_lock,
     unlock,
 )
@@ -87,6 +85,11 @@ def describe(exc: BaseException) -> dict:
     return {"message": f"{type(exc).__name__}: {exc}", "exit": int(ExitStatus.REPLICATION_STOPPED)}
 
 
+def _gathered(pos: Position) -> list:
+    """A position as allGather carries it between the tasks (JSON)."""
+    return [pos.log_file, pos.log_pos, pos.gtid]
+
+
 class Task:
     """One reader. `gather(text) -> [text]` is allGather (identical lists on all tasks)."""
 
@@ -117,7 +120,7 @@ class Task:
             point = self._snapshot()
             self.phase(lambda: self._prepare(point) if self.index == 0 else None)
             chunks, rows = self.phase(self._copy(point))[self.index]
-            return {"chunks": chunks, "rows": rows, "point": point.__dict__, "error": None}
+            return {"chunks": chunks, "rows": rows, "point": asdict(point), "error": None}
         except _Abort as exc:
             return {"chunks": 0, "rows": 0, "point": None, "error": exc.error}
         finally:
@@ -140,38 +143,37 @@ class Task:
             cur.execute("SET SESSION foreign_key_checks = 0")
             cur.execute("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED")
 
-    def _snapshot(self) -> SnapshotPoint:
+    def _snapshot(self) -> Position:
+        """The position of the snapshot every task holds (gtid: the GTID state there)."""
         if self.job.flavor == "mariadb":
             for _ in range(ATTEMPTS):
                 seen = self.phase(self._mariadb_snapshot)
                 if all(p == seen[0] for p in seen):
-                    return SnapshotPoint(*seen[0])
+                    return Position(*seen[0])
                 self.phase(self.src.rollback)
             log.info("seed: %d snapshots never agreed; taking a global read lock", ATTEMPTS)
         self.phase(lambda: read_lock(self.src.cursor(), self.job.lock_timeout)
                    if self.index == 0 else None)
         self.phase(lambda: begin_snapshot(self.src.cursor()))
-        return SnapshotPoint(*self.phase(self._locked_position)[0])
+        return Position(*self.phase(self._locked_position)[0])
 
-    def _mariadb_snapshot(self):
+    def _mariadb_snapshot(self) -> list:
         with self.src.cursor() as cur:
             begin_snapshot(cur)
-            file, pos = mariadb_snapshot_position(cur)
-            return [file, pos, mariadb_gtid_at(cur, file, pos, unknown_ok=True)]
+            return _gathered(mariadb_snapshot_position(cur))
 
-    def _locked_position(self):
+    def _locked_position(self) -> list | None:
         if self.index != 0:
             return None
         with self.src.cursor() as cur:
             try:
                 if self.job.flavor == "mariadb":
-                    file, pos = mariadb_snapshot_position(cur)
-                    return [file, pos, mariadb_gtid_at(cur, file, pos, unknown_ok=True)]
-                return list(binary_log_status(cur))
+                    return _gathered(mariadb_snapshot_position(cur))
+                return _gathered(locked_position(cur))
             finally:
                 unlock(cur)
 
-    def _prepare(self, point: SnapshotPoint) -> None:
+    def _prepare(self, point: Position) -> None:
         """Task 0: nothing changed the tables' definitions since the plan; chunks copied
         earlier brought forward to the point; the point becomes the seed's position."""
         check = connect(self.job.source)
@@ -194,8 +196,7 @@ class Task:
             if c.done:
                 copied.setdefault(c.table, set()).add(c.chunk)
         if at is not None and copied:
-            if position_key(at.log_file, at.log_pos) > position_key(point.log_file,
-                                                                  point.log_pos):
+            if at > point:
                 raise ReplicationStopped(f"the copied chunks are at {at}, after this "
                                          f"snapshot ({point}); run `applier seed` again")
             done = {(t.source.schema, t.source.table): DoneSet(
@@ -211,7 +212,7 @@ class Task:
             self.store.set_position(cur, job.run_id, point)
         self.tgt.commit()
 
-    def _copy(self, point: SnapshotPoint):
+    def _copy(self, point: Position):
         def copy():
             from applier.core.conversions import Mode
 

@@ -22,11 +22,10 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from applier.apply.checkpoint import Checkpoint
 from applier.apply.lookup import qualified
 from applier.core.position import Position
 from applier.errors import ConfigError, ReplicationStopped
-from applier.seed.snapshot import SnapshotPoint
+from applier.replstate.checkpoint import Checkpoint
 
 RUN, CHUNK = "seed_run", "seed_chunk"
 GTID_COLUMN = 255  # the checkpoint table's gtid column width
@@ -37,7 +36,7 @@ class Run:
     run_id: str
     state: str
     tables: list[dict]  # [{"table": "db.t", "key": "id" | None}]
-    point: SnapshotPoint | None
+    point: Position | None  # gtid: the source's GTID state there
 
 
 @dataclass(frozen=True)
@@ -97,7 +96,7 @@ class SeedStore:
         if row is None:
             return None
         run_id, state, tables, file, pos, gtid = row
-        point = SnapshotPoint(file, int(pos), gtid) if file else None
+        point = Position(file, int(pos), gtid) if file else None
         return Run(run_id, state, json.loads(tables), point)
 
     def chunks(self, conn) -> list[ChunkRow]:
@@ -155,7 +154,7 @@ class SeedStore:
                         (self.server_id,))
         conn.commit()
 
-    def lock_run(self, cur, run_id: str, for_update: bool = False) -> SnapshotPoint | None:
+    def lock_run(self, cur, run_id: str, for_update: bool = False) -> Position | None:
         """Inside a target transaction: lock the run row and check that this run still
         owns the seed; returns the run position."""
         mode = "FOR UPDATE" if for_update else "LOCK IN SHARE MODE"
@@ -165,9 +164,9 @@ class SeedStore:
         if row is None or row[0] != run_id:
             raise ReplicationStopped("another `applier seed` took this seed over; this "
                                      "one stops without writing")
-        return SnapshotPoint(row[1], int(row[2]), row[3]) if row[1] else None
+        return Position(row[1], int(row[2]), row[3]) if row[1] else None
 
-    def set_position(self, cur, run_id: str, point: SnapshotPoint) -> None:
+    def set_position(self, cur, run_id: str, point: Position) -> None:
         cur.execute(f"UPDATE {self.run_table} SET log_file = %s, log_pos = %s, gtid = %s, "
                     f"updated_at = CURRENT_TIMESTAMP(6) WHERE server_id = %s AND run_id = %s",
                     (point.log_file, point.log_pos, point.gtid, self.server_id, run_id))
@@ -195,7 +194,7 @@ class SeedStore:
                     f" AND seq = %s", (rows, seconds, self.server_id, seq))
 
     # -- the end ----------------------------------------------------------------------
-    def finish(self, conn, checkpoint: Checkpoint, run_id: str, point: SnapshotPoint) -> None:
+    def finish(self, conn, checkpoint: Checkpoint, run_id: str, point: Position) -> None:
         """The checkpoint at the seed's position and the seed marked done, together."""
         checkpoint.ensure(conn)
         with conn.cursor() as cur:
@@ -218,8 +217,8 @@ class PositionSaver:
         self.run_id = run_id
 
     def save(self, cur, position: Position, transactions: int, rows: int) -> None:
-        self.store.set_position(cur, self.run_id,
-                                SnapshotPoint(position.log_file, position.log_pos, None))
+        self.store.set_position(cur, self.run_id,  # the GTID state there is not known
+                                Position(position.log_file, position.log_pos))
 
 
 def _int(v) -> int | None:

@@ -10,7 +10,6 @@ import logging
 import pymysql
 import pytest
 
-from applier.apply.checkpoint import Checkpoint
 from applier.apply.lookup import quote
 from applier.apply.target import connect
 from applier.apply.transaction import ApplyOptions, Totals, TransactionApplier
@@ -19,6 +18,7 @@ from applier.core.conversions import Mode
 from applier.core.filters import database_filter, table_filter
 from applier.core.position import Position
 from applier.errors import ExitStatus, ReplicationStopped
+from applier.replstate.checkpoint import Checkpoint
 
 pytestmark = pytest.mark.integration
 

@@ -235,7 +235,7 @@ class Copier(threading.Thread):
             cur.execute("SELECT id, v, s FROM w")
             rows = cur.fetchall()
         self.src.commit()
-        return pos.file, pos.pos, rows
+        return pos.log_file, pos.log_pos, rows
 
     def apply(self, file: str, pos: int, rows) -> None:
         conv = [(i, None if v is None else max(-128, min(127, v)), s) for i, v, s in rows]

@@ -23,10 +23,11 @@ import pymysql
 import pytest
 from click.testing import CliRunner
 
+from applier.core.position import Position
 from applier.errors import ExitStatus
 from reconcile import positions
 from reconcile.cli import main as reconcile_main
-from reconcile.positions import BinlogPos, replica_position, source_position
+from reconcile.positions import replica_position, source_position
 from tests.integration import repairsql
 from tests.integration.harness import APPLIER, toml_config, wait_for
 
@@ -384,6 +385,6 @@ def test_writer_during_run_with_the_applier_running_gives_no_false_positive(
     assert replica.rows("SELECT id, v, s FROM w ORDER BY id") == want
 
 
-def _pos(text: str) -> BinlogPos:
+def _pos(text: str) -> Position:
     file, _, pos = text.rpartition(":")
-    return BinlogPos(file, int(pos))
+    return Position(file, int(pos))

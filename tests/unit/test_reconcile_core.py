@@ -5,6 +5,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 from applier.core.conversions import Mode
+from applier.core.position import Position
 from applier.core.types import Column, Index, SqlType, TableDef
 from reconcile import chunking, repair
 from reconcile.compare import (
@@ -22,7 +23,6 @@ from reconcile.expected import row_hash as _row_hash
 from reconcile.hashing import MD5
 from reconcile.jdbc import redact
 from reconcile.plan import SOURCE, TARGET, build_plan
-from reconcile.positions import BinlogPos
 from reconcile.report import display
 
 NAMES = ["id", "v"]
@@ -150,8 +150,8 @@ def test_repair_statements():
 
 
 def test_positions_compare_by_file_number_then_offset():
-    assert BinlogPos("bin.000010", 4).reached(BinlogPos("bin.000009", 99999))
-    assert not BinlogPos("bin.000002", 10).reached(BinlogPos("bin.000002", 11))
+    assert Position("bin.000010", 4).reached(Position("bin.000009", 99999))
+    assert not Position("bin.000002", 10).reached(Position("bin.000002", 11))
 
 
 def test_display_and_redaction():

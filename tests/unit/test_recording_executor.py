@@ -9,7 +9,6 @@ from __future__ import annotations
 import pymysql.converters
 import pytest
 
-from applier.apply.checkpoint import Checkpoint
 from applier.apply.target import PacketTooLarge
 from applier.apply.transaction import ApplyOptions, Totals, TransactionApplier
 from applier.binlog.events import RowChange, Transaction
@@ -17,6 +16,7 @@ from applier.core.conversions import Mode
 from applier.core.position import Position
 from applier.core.types import Column, Index, SourceTable, SqlType, TableDef
 from applier.errors import RowNotFound
+from applier.replstate.checkpoint import Checkpoint
 from applier.sql import literals
 
 INT = SqlType("int")

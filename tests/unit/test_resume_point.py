@@ -6,10 +6,11 @@ from dataclasses import replace
 
 import pytest
 
-from applier.apply.checkpoint import Saved, resume_point
+from applier.apply.checkpoint import resume_point
 from applier.config import ReplicationConfig
 from applier.core.position import Position
 from applier.errors import ConfigError
+from applier.replstate.checkpoint import Saved
 
 POS = Position("binlog.000007", 1234)
 MARIADB = Saved(POS, 10, 20, "2026-11-22 00:00:00", gtid_executed="0-1-42,1-1-7")

@@ -22,7 +22,6 @@ from applier.seed.plan import (
     walk_bounds,
 )
 from applier.seed.replay import filter_changes
-from applier.seed.snapshot import position_key
 from applier.sql.exprs import value_model_read_expr
 from applier.sql.literals import literal
 
@@ -229,9 +228,9 @@ def test_ddl_on_a_seeded_table_stops_other_ddl_passes():
 
 
 def test_binlog_positions_order_across_files():
-    assert position_key("binlog.000009", 900) < position_key("binlog.000010", 4)
-    assert position_key("binlog.000010", 4) < position_key("binlog.000010", 5)
-    assert position_key("binlog.999999", 4) < position_key("binlog.1000000", 4)
+    assert Position("binlog.000009", 900) < Position("binlog.000010", 4)
+    assert Position("binlog.000010", 4) < Position("binlog.000010", 5)
+    assert Position("binlog.999999", 4) < Position("binlog.1000000", 4)
 
 
 # --- identity columns rendered by the source ------------------------------------------------

@@ -9,10 +9,10 @@ import pytest
 from click.testing import CliRunner
 
 from applier import cli
-from applier.apply.checkpoint import Saved
 from applier.core.position import Position
 from applier.errors import ExitStatus
 from applier.ops.skip import Pending, executed_after
+from applier.replstate.checkpoint import Saved
 
 UUID = "3e11fa47-71ca-11e1-9e33-c80aa9429562"
 

@@ -7,13 +7,13 @@ from __future__ import annotations
 import pymysql.converters
 import pytest
 
-from applier.apply.checkpoint import Checkpoint
 from applier.apply.transaction import ApplyOptions, Totals, TransactionApplier
 from applier.binlog.events import RowChange, Statement, Transaction
 from applier.core.conversions import Mode
 from applier.core.position import Position
 from applier.core.types import Column, Index, SourceTable, SqlType, TableDef
 from applier.errors import RowNotFound
+from applier.replstate.checkpoint import Checkpoint
 
 INT = SqlType("int")
 TEXT = SqlType("varchar", length=20, charset="utf8mb4")
