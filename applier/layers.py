@@ -31,6 +31,17 @@ LAYERS = (
 )
 ROOTS = ("applier", "reconcile")
 
+# seed/ and reconcile/ sit above apply/ and ops/ but may use only these of their modules
+# (their doors: a target session, a table's definition, how a row is found, applying a
+# transaction); anything else there is an internal of the applier they must not reach
+DOORS = {
+    "applier.seed": ("applier.apply.target", "applier.apply.schema", "applier.apply.lookup",
+                     "applier.apply.transaction", "applier.apply.triggers",
+                     "applier.ops.service"),
+    "reconcile": ("applier.apply.schema",),
+}
+GUARDED = ("applier.apply", "applier.ops")
+
 
 def rank(module: str) -> int:
     for i, names in enumerate(LAYERS):
@@ -110,10 +121,25 @@ def upward(graph: dict[str, set[str]]) -> list[str]:
                   if rank(d) > rank(m))
 
 
+def internals(graph: dict[str, set[str]]) -> list[str]:
+    """Imports by seed/ or reconcile/ of an apply/ or ops/ module that is not one of their
+    DOORS."""
+    found = []
+    for m, deps in graph.items():
+        doors = next((d for top, d in DOORS.items() if m == top or m.startswith(top + ".")), None)
+        if doors is None:
+            continue
+        for d in deps:
+            guarded = any(d.startswith(g + ".") for g in GUARDED)  # (the package: its module)
+            if guarded and d not in doors and not any(d.startswith(x + ".") for x in doors):
+                found.append(f"{m} imports {d}, an internal (doors: {', '.join(doors)})")
+    return sorted(found)
+
+
 def main() -> int:
     root = Path(__file__).resolve().parents[1]
     graph = imports(root)
-    problems = [" <-> ".join(c) for c in cycles(graph)] + upward(graph)
+    problems = [" <-> ".join(c) for c in cycles(graph)] + upward(graph) + internals(graph)
     for layer, names in enumerate(LAYERS):
         print(f"layer {layer}: {', '.join(names)}")
     print(f"{len(graph)} modules, {sum(map(len, graph.values()))} imports")
