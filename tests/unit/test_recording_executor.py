@@ -11,19 +11,20 @@ import pytest
 
 from applier.apply.target import PacketTooLarge
 from applier.apply.transaction import ApplyOptions, Totals, TransactionApplier
-from applier.binlog.events import RowChange, Transaction
+from applier.binlog.events import Transaction
 from applier.core.conversions import Mode
 from applier.core.position import Position
-from applier.core.types import Column, Index, SourceTable, SqlType, TableDef
 from applier.errors import RowNotFound
 from applier.replstate.checkpoint import Checkpoint
 from applier.sql import literals
+from tests.unit.test_transaction_applier import (  # the same table and row changes
+    TARGET,
+    dele,
+    ins,
+    matched,
+    upd,
+)
 
-INT = SqlType("int")
-TEXT = SqlType("varchar", length=20, charset="utf8mb4")
-SOURCE = SourceTable("db", "t", 7, (Column(0, "id", INT), Column(1, "v", TEXT)))
-TARGET = TableDef("db", "t", (Column(0, "id", INT, nullable=False), Column(1, "v", TEXT)),
-                  (Index("PRIMARY", ("id",), True),))
 END = Position("bin.000001", 400, None)
 
 
@@ -122,26 +123,6 @@ def applier(executor, idempotent=False):
                            executor=executor)
     a.schemas = Schemas()
     return a
-
-
-def ins(i, v):
-    return RowChange("insert", SOURCE, None, {0: i, 1: v})
-
-
-def upd(i, v, new_id=None):
-    return RowChange("update", SOURCE, {0: i, 1: "old"},
-                     {0: i if new_id is None else new_id, 1: v})
-
-
-def dele(i):
-    return RowChange("delete", SOURCE, {0: i, 1: "x"}, None)
-
-
-def matched(sql):
-    """Every row a statement looks for is there."""
-    if "JOIN" in sql:
-        return sql.count("UNION ALL") + 1
-    return sql.split(" IN (", 1)[1].count(",") + 1 if " IN (" in sql else 1
 
 
 def test_statement_templates_arguments_and_order():
