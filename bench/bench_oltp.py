@@ -108,15 +108,15 @@ def prepare(conn, rows: list[tuple]) -> None:
 
 
 def transactions(n: int, rows: int, seed: int):
-    """oltp_write_only, one multi-statement string per transaction (BEGIN .. COMMIT)."""
+    """oltp_write_only: the four statements of each transaction."""
     rng = random.Random(seed)
     for _ in range(n):
         a, b, d = rng.randint(1, rows), rng.randint(1, rows), rng.randint(1, rows)
-        yield (f"BEGIN;UPDATE bench.sbtest SET k=k+1 WHERE id={a};"
-               f"UPDATE bench.sbtest SET c='{_digits(rng, 10)}' WHERE id={b};"
-               f"DELETE FROM bench.sbtest WHERE id={d};"
+        yield (f"UPDATE bench.sbtest SET k=k+1 WHERE id={a}",
+               f"UPDATE bench.sbtest SET c='{_digits(rng, 10)}' WHERE id={b}",
+               f"DELETE FROM bench.sbtest WHERE id={d}",
                f"INSERT INTO bench.sbtest (id, k, c, pad) VALUES ({d}, {rng.randint(1, rows)},"
-               f" '{_digits(rng, 10)}', '{_digits(rng, 5)}');COMMIT;")
+               f" '{_digits(rng, 10)}', '{_digits(rng, 5)}')")
 
 
 def workload(src_cfg, n: int, rows: int, seed: int, per_query: int = 100) -> None:
@@ -127,8 +127,8 @@ def workload(src_cfg, n: int, rows: int, seed: int, per_query: int = 100) -> Non
     try:
         batch: list[str] = []
         with conn.cursor() as cur:
-            for sql in transactions(n, rows, seed):
-                batch.append(sql)
+            for stmts in transactions(n, rows, seed):
+                batch.append(f"BEGIN;{';'.join(stmts)};COMMIT;")
                 if len(batch) == per_query:
                     cur.execute("".join(batch))
                     while cur.nextset():
@@ -138,6 +138,62 @@ def workload(src_cfg, n: int, rows: int, seed: int, per_query: int = 100) -> Non
                 cur.execute("".join(batch))
                 while cur.nextset():
                     pass
+    finally:
+        conn.close()
+
+
+CHECKPOINT = ("CREATE TABLE bench_meta.checkpoint (channel VARCHAR(64) NOT NULL PRIMARY KEY,"
+              " server_id INT UNSIGNED NULL, source_log_file VARCHAR(255) NOT NULL,"
+              " source_log_pos BIGINT UNSIGNED NOT NULL, gtid VARCHAR(255) NULL,"
+              " gtid_executed MEDIUMTEXT NULL,"
+              " transactions_applied BIGINT UNSIGNED NOT NULL DEFAULT 0,"
+              " rows_applied BIGINT UNSIGNED NOT NULL DEFAULT 0,"
+              " updated_at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6)) ENGINE=InnoDB")
+SAVE = ("INSERT INTO bench_meta.checkpoint (channel, server_id, source_log_file,"
+        " source_log_pos, gtid, gtid_executed, transactions_applied, rows_applied, updated_at)"
+        " VALUES ('', 4242, 'binlog.000001', {pos}, '0-1-{i}', '0-1-{i}', {i}, {rows},"
+        " CURRENT_TIMESTAMP(6)) ON DUPLICATE KEY UPDATE server_id = VALUES(server_id),"
+        " source_log_file = VALUES(source_log_file), source_log_pos = VALUES(source_log_pos),"
+        " gtid = COALESCE(VALUES(gtid), gtid), gtid_executed = VALUES(gtid_executed),"
+        " transactions_applied = VALUES(transactions_applied),"
+        " rows_applied = VALUES(rows_applied), updated_at = VALUES(updated_at)")
+# the floors: (name, source transactions per target commit, round trips per commit or 0:
+# one per statement)
+FLOORS = (("6 round trips per transaction (4 rows, checkpoint, COMMIT), commit each", 1, 0),
+          ("1 round trip per transaction (one multi-statement), commit each", 1, 1),
+          ("1 round trip and 1 commit per 10 transactions (grouped)", 10, 1))
+
+
+def floor(tgt_cfg, txns: list[tuple[str, ...]], per_commit: int, trips: int) -> float:
+    """The source's statements replayed on the target by one pymysql client with a
+    checkpoint upsert per commit, pre-rendered (no decoding, no planning): the cost of
+    the round trips and the server's work in that shape; seconds."""
+    groups = []
+    for at in range(0, len(txns), per_commit):
+        stmts = [q for t in txns[at:at + per_commit] for q in t]
+        end = at + len(txns[at:at + per_commit])
+        stmts.append(SAVE.format(pos=end * 1000, i=end, rows=end * 4))
+        groups.append(stmts)
+    conn = pymysql.connect(**tgt_cfg.pymysql_kwargs(), charset="utf8mb4", autocommit=False,
+                           client_flag=CLIENT.MULTI_STATEMENTS | CLIENT.FOUND_ROWS)
+    try:
+        with conn.cursor() as cur:
+            cur.execute("CREATE DATABASE IF NOT EXISTS bench_meta")
+            cur.execute(CHECKPOINT)
+            queries = [";".join(g) for g in groups]
+            t0 = time.perf_counter()
+            if trips:
+                for q in queries:
+                    cur.execute(q)
+                    while cur.nextset():
+                        pass
+                    conn.commit()
+            else:
+                for g in groups:
+                    for q in g:
+                        cur.execute(q)
+                    conn.commit()
+            return time.perf_counter() - t0
     finally:
         conn.close()
 
@@ -227,6 +283,13 @@ def main() -> None:
     ap.add_argument("--durability", choices=sorted(DURABILITY), default="relaxed")
     ap.add_argument("--dir", default="/tmp/bench-oltp")
     ap.add_argument("--flavor", choices=["mysql", "mariadb"], default="mariadb")
+    ap.add_argument("--ssl-mode", choices=["PREFERRED", "DISABLED"], default="PREFERRED",
+                    help="the applier's connections (its default: PREFERRED, TLS when the"
+                    " server offers it, as MySQL does; the server's replica runs without)")
+    ap.add_argument("--floor", action="store_true",
+                    help="also replay the source's statements with a plain client in three"
+                    " shapes (round trips per transaction, grouped commits): what a shape"
+                    " costs without any decoding")
     ap.add_argument("--serial", action="store_true",
                     help="also run the applier without the reader thread")
     ap.add_argument("--profile", action="store_true", help="cProfile the applier's catch-up"
@@ -239,12 +302,19 @@ def main() -> None:
     try:
         src_cfg, tgt_cfg = info.source.server_config(), info.target.server_config()
         source, target = connect(src_cfg), connect(tgt_cfg)  # autocommit
+        src_cfg, tgt_cfg = (dataclasses.replace(c, ssl_mode=args.ssl_mode)
+                            for c in (src_cfg, tgt_cfg))  # the applier's
         settings = {role: set_durability(conn, args.durability)
                     for role, conn in (("source", source), ("target", target))}
         print(f"{args.flavor} {_one(target, 'SELECT VERSION()')[0]}, durability"
               f" {args.durability}: " + "; ".join(
                   f"{role} innodb_flush_log_at_trx_commit={s[0]} sync_binlog={s[1]}"
                   f" log_bin={s[2]}" for role, s in settings.items()))
+        probe = connect(tgt_cfg)
+        cipher = _one(probe, "SHOW SESSION STATUS LIKE 'Ssl_cipher'")
+        probe.close()
+        print(f"the applier's connections: ssl_mode {args.ssl_mode}, TLS cipher"
+              f" {(cipher[1] if cipher else '') or 'none'}; the server's replica: no TLS")
         rows = table_rows(args.rows, args.seed)
         prepare(source, rows)
         prepare(target, rows)
@@ -282,6 +352,16 @@ def main() -> None:
                           args.txns, overlap=False)
             serial += (_one(target, CHECK),)
 
+        floors = []
+        if args.floor:
+            stmts = list(transactions(args.txns, args.rows, args.seed + 1))
+            for name, per_commit, trips in FLOORS:
+                prepare(target, rows)
+                cpu0 = server_cpu(info.target.pid)
+                elapsed = floor(tgt_cfg, stmts, per_commit, trips)
+                floors.append((name, elapsed, server_cpu(info.target.pid) - cpu0,
+                               _one(target, CHECK) == want))
+
         n = args.txns
         print(f"{n} transactions of 4 statements on {args.rows} rows (the source wrote them"
               f" in {t_write:.1f} s); source result: {want[0]} rows")
@@ -306,6 +386,11 @@ def main() -> None:
                   f" {n / t_serial:,.0f} txn/s, exit status {status2}, result"
                   f" {'equal' if got2 == want else 'DIFFERS'}, ratio {t_native / t_serial:.3f},"
                   f" its CPU {cpu2:.2f} s")
+        for name, elapsed, scpu, equal in floors:
+            print(f"floor, {name}: {elapsed:.2f} s, {n / elapsed:,.0f} txn/s, result"
+                  f" {'equal' if equal else 'DIFFERS'}, target server CPU {scpu:.2f} s"
+                  f" ({scpu / n * 1e6:.0f} us/txn), the server's time / this:"
+                  f" {t_native / elapsed:.3f}")
         if top:
             print(top)
         print(f"load average after: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f}"
