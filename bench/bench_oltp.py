@@ -58,6 +58,8 @@ STATUS = ("Questions", "Com_begin", "Com_commit", "Com_insert", "Com_update", "C
 PATH = (
     ("daemon loop: one transaction (apply + bookkeeping)", "ops/daemon.py", "_loop"),
     ("  reading + decoding the binlog (the source iterator)", "binlog/stream.py", "__iter__"),
+    ("    table maps (parsed and built per event)", "binlog/assembler.py", "_table_map"),
+    ("    rows events (assembler._rows)", "binlog/assembler.py", "_rows"),
     ("  TransactionApplier.apply", "apply/transaction.py", "apply"),
     ("    plan lookup (table_plan)", "apply/transaction.py", "table_plan"),
     ("    batching.groups (event dispatch)", "apply/batching.py", "groups"),
@@ -78,6 +80,9 @@ PATH = (
     ("results read (pymysql _read_query_result)", "pymysql/connections.py",
      "_read_query_result"),
     ("socket reads (recv_into)", "~", "<method 'recv_into' of '_socket.socket' objects>"),
+    ("socket writes (sendall)", "~", "<method 'sendall' of '_socket.socket' objects>"),
+    ("TLS socket reads", "~", "<method 'read' of '_ssl._SSLSocket' objects>"),
+    ("TLS socket writes", "~", "<method 'write' of '_ssl._SSLSocket' objects>"),
 )
 
 
