@@ -18,6 +18,11 @@ the applier sends no multi-statements, so a statement is a round trip).
 
 --durability relaxed: both servers innodb_flush_log_at_trx_commit=2, sync_binlog=0 (the
 software cost is compared, not the disk); default: 1 and 1 (fsync per commit).
+--ssl-mode: the applier's connections (PREFERRED, its default, takes the TLS MySQL offers;
+the server's replica runs without). --floor: the source's statements replayed by a plain
+client in three wire shapes (FLOORS), the best a shape allows without decoding. --serial:
+the applier again without the reader thread. --profile: cProfile of the applier (reader
+thread off), top functions and the per-transaction path (PATH).
 
     flock /tmp/bench.lock .venv/bin/python -m bench.bench_oltp --flavor mariadb
     flock /tmp/bench.lock .venv/bin/python -m bench.bench_oltp --flavor mysql --durability default
