@@ -104,8 +104,11 @@ def native(flavor: str, src, target, start, end) -> float:
     return elapsed
 
 
-def ours(src_cfg, tgt_cfg, start, state: Path, profile: bool,
-         overlap: bool = True) -> tuple[float, int, str, float]:
+def ours(src_cfg, tgt_cfg, start, state: Path, profile: bool, overlap: bool = True,
+         dump: str | None = None, more=None) -> tuple[float, int, str, float]:
+    """The applier from ``start`` until caught up (in process): seconds, exit status, the
+    profile's text ('' unless profile; also written to ``dump`` for pstats, and followed
+    by ``more(stats)`` when given) and its CPU seconds (all threads)."""
     cfg = Config(source=src_cfg, target=tgt_cfg,
                  replication=dataclasses.replace(
                      ReplicationConfig(), start=f"{start.log_file}:{start.log_pos}",
@@ -123,11 +126,13 @@ def ours(src_cfg, tgt_cfg, start, state: Path, profile: bool,
     elapsed, cpu = time.perf_counter() - t0, time.process_time() - cpu0
     top = ""
     if prof:
+        if dump:
+            prof.dump_stats(dump)
         out = io.StringIO()
         stats = pstats.Stats(prof, stream=out)
         stats.sort_stats("tottime").print_stats(25)
         stats.sort_stats("cumulative").print_stats(30)
-        top = out.getvalue()
+        top = out.getvalue() + ("\n" + more(stats) if more else "")
     return elapsed, int(status), top, cpu
 
 

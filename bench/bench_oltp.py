@@ -32,11 +32,8 @@ thread off), top functions and the per-transaction path (PATH).
 from __future__ import annotations
 
 import argparse
-import cProfile
 import dataclasses
-import io
 import os
-import pstats
 import random
 import time
 from pathlib import Path
@@ -46,10 +43,9 @@ from pymysql.constants import CLIENT
 
 from applier.apply.target import connect
 from applier.binlog.stream import source_status
-from applier.config import Config, DaemonConfig, ReplicationConfig
-from applier.ops.daemon import Daemon
 from applier.sandbox.servers import Sandbox
-from bench.bench_catchup import native
+from bench.bench_catchup import _one, native
+from bench.bench_catchup import ours as catchup_ours
 
 TABLE = ("CREATE TABLE bench.sbtest (id INT NOT NULL AUTO_INCREMENT,"
          " k INT NOT NULL DEFAULT 0, c CHAR(120) NOT NULL DEFAULT '',"
@@ -208,12 +204,6 @@ def floor(tgt_cfg, txns: list[tuple[str, ...]], per_commit: int, trips: int) -> 
         conn.close()
 
 
-def _one(conn, sql: str, args=None):
-    with conn.cursor() as cur:
-        cur.execute(sql, args)
-        return cur.fetchone()
-
-
 def set_durability(conn, level: str) -> tuple:
     flush, sync = DURABILITY[level]
     with conn.cursor() as cur:
@@ -237,34 +227,10 @@ def server_cpu(pid: int) -> float:
 
 def ours(src_cfg, tgt_cfg, start, state: Path, profile: bool, txns: int,
          overlap: bool = True, dump: str | None = None) -> tuple[float, int, str, float]:
-    """The applier from ``start`` until caught up (in process): seconds, exit status, the
-    profile's text ('' unless profile; written to ``dump`` for pstats too) and its CPU
-    seconds (all threads)."""
-    cfg = Config(source=src_cfg, target=tgt_cfg,
-                 replication=dataclasses.replace(
-                     ReplicationConfig(), start=f"{start.log_file}:{start.log_pos}",
-                     do_tables=("bench.%",), checkpoint_table="bench_meta.checkpoint"),
-                 daemon=DaemonConfig(state_dir=str(state), progress_every=10**9))
-    daemon = Daemon(cfg, until_caught_up=True)
-    daemon.overlap = overlap  # the reader thread (cProfile sees only this thread: off)
-    prof = cProfile.Profile() if profile else None
-    t0, cpu0 = time.perf_counter(), time.process_time()
-    if prof:
-        prof.enable()
-    status = daemon.run()
-    if prof:
-        prof.disable()
-    elapsed, cpu = time.perf_counter() - t0, time.process_time() - cpu0
-    top = ""
-    if prof:
-        if dump:
-            prof.dump_stats(dump)
-        out = io.StringIO()
-        stats = pstats.Stats(prof, stream=out)
-        stats.sort_stats("tottime").print_stats(25)
-        stats.sort_stats("cumulative").print_stats(30)
-        top = out.getvalue() + "\n" + path_breakdown(stats, txns)
-    return elapsed, int(status), top, cpu
+    """bench_catchup's run of the applier, its profile followed by the per-transaction
+    path (path_breakdown)."""
+    return catchup_ours(src_cfg, tgt_cfg, start, state, profile, overlap=overlap, dump=dump,
+                        more=lambda stats: path_breakdown(stats, txns))
 
 
 def path_breakdown(stats, txns: int) -> str:
