@@ -23,15 +23,6 @@ def _one_line(result) -> str:
     return lines[0]
 
 
-@pytest.fixture
-def config(tmp_path):
-    path = tmp_path / "applier.toml"
-    path.write_text('[source]\nhost = "127.0.0.1"\nport = 1\n[target]\nhost = "127.0.0.1"\n'
-                    f'port = 2\n[daemon]\nstate_dir = "{tmp_path / "state"}"\n')
-    path.chmod(0o600)
-    return path
-
-
 def test_an_unexpected_error_is_one_line_and_exit_3(config, monkeypatch):
     def broken(cfg):
         raise RuntimeError("something nobody expected")

@@ -17,8 +17,8 @@ from applier.core.position import Position
 from applier.errors import RowNotFound
 from applier.replstate.checkpoint import Checkpoint
 from applier.sql import literals
-from tests.unit.test_transaction_applier import (  # the same table and row changes
-    TARGET,
+from tests.unit.test_transaction_applier import (  # the same table, definitions, rows
+    Schemas,
     dele,
     ins,
     matched,
@@ -101,20 +101,6 @@ class TargetServer:
 
     def get_server_info(self):
         return "9.7.0"
-
-
-class Schemas:
-    def get(self, schema, table):
-        return TARGET if (schema, table) == ("db", "t") else None
-
-    def changed(self, *, force=False):
-        return []
-
-    def triggers(self, schema, table):
-        return []
-
-    def invalidate(self):
-        pass
 
 
 def applier(executor, idempotent=False):

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections import Counter
 
-import pytest
 from click.testing import CliRunner
 
 from applier import cli
@@ -38,15 +37,6 @@ def test_what_is_shown_before_a_skip():
         "  statement: ALTER TABLE t ADD COLUMN c INT"]
     empty = Pending(saved, Position("binlog.000002", 900)).describe()
     assert empty[0].endswith("GTID (none)") and empty[1] == "  no change to a replicated table"
-
-
-@pytest.fixture
-def config(tmp_path):
-    path = tmp_path / "applier.toml"
-    path.write_text('[source]\nhost = "127.0.0.1"\nport = 1\n[target]\nhost = "127.0.0.1"\n'
-                    f'port = 2\n[daemon]\nstate_dir = "{tmp_path / "state"}"\n')
-    path.chmod(0o600)
-    return path
 
 
 def test_skip_exit_statuses_without_servers(config, tmp_path):
