@@ -5,9 +5,9 @@ statements, reads counts, sets savepoints and commits through it and never touch
 cursor; ``SessionExecutor`` is the one implementation over a pymysql connection, and a
 unit test can run the applier over one that only records what was sent.
 
-The executor keeps the order of the wire: ``send`` leaves one statement in flight (its
-result is read before anything else goes out: applier.apply.inflight) and every other
-call reads that result first. It is also cursor-shaped (``execute``, ``fetchone``,
+The executor keeps the order of the wire: ``send`` leaves statements in flight (one at
+depth 1, up to ``pipeline(depth)`` otherwise: applier.apply.inflight) and every other
+call reads their results first. It is also cursor-shaped (``execute``, ``fetchone``,
 ``fetchall``): the parts of the apply that take a DB-API cursor (the checkpoint, the
 statement applier, the session's checks) are handed the executor.
 
@@ -18,16 +18,13 @@ statement applier's commit before its statement.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, Protocol
 
-from applier.apply.inflight import InFlight
+from applier.apply.inflight import Done, InFlight, must_succeed
 from applier.apply.target import max_packet
 from applier.mysqljson import jsonsql
 from applier.sql import literals
 
-# done(query, error, matched rows): runs when the result of a sent statement is read
-Done = Callable[[str, Exception | None, int], None]
 
 
 class Executor(Protocol):
@@ -49,11 +46,14 @@ class Executor(Protocol):
         """The rows of the last statement ``execute`` ran."""
 
     def send(self, query: str, done: Done) -> None:
-        """Send without waiting: ``done`` runs when its result is read (before the next
-        statement goes out, or at ``drain``)."""
+        """Send without waiting: ``done`` runs when its result is read (at depth 1 before
+        the next statement goes out; else at ``drain`` or when ``depth`` are unread)."""
+
+    def pipeline(self, depth: int) -> None:
+        """Statements sent ahead at most: 1 (careful) or more (applier.apply.inflight)."""
 
     def drain(self) -> None:
-        """Read the result of the statement in flight, if any."""
+        """Read the results of the statements in flight, if any."""
 
     def discard(self) -> None:
         """Read the result in flight and forget it (a rollback follows)."""
@@ -71,7 +71,7 @@ class Executor(Protocol):
 class SessionExecutor:
     """The Executor over a pymysql connection in the apply session (applier.apply.target):
     JSON values bound with their types (applier.mysqljson.jsonsql), one cursor for the
-    statements run now, applier.apply.inflight for the one sent ahead."""
+    statements run now, applier.apply.inflight for the ones sent ahead."""
 
     def __init__(self, conn):
         self.conn = conn
@@ -97,6 +97,10 @@ class SessionExecutor:
     def send(self, query: str, done: Done) -> None:
         self.inflight.send(query, done)
 
+    def pipeline(self, depth: int) -> None:
+        self.inflight.drain()
+        self.inflight.depth = depth
+
     def drain(self) -> None:
         self.inflight.drain()
 
@@ -104,7 +108,7 @@ class SessionExecutor:
         self.inflight.discard()
 
     def savepoint(self, name: str) -> None:
-        self.execute(f"SAVEPOINT {name}")
+        self.send(f"SAVEPOINT {name}", must_succeed)
 
     def rollback_to(self, name: str) -> None:
         self.execute(f"ROLLBACK TO SAVEPOINT {name}")

@@ -59,10 +59,11 @@ class RowWriter:
     def _fitting(self, query: str) -> bool:
         return check_packet(query, self.executor.encoding, self.executor.max_packet)
 
-    def _send(self, query: str, txn, check: Callable[[int], None] | None = None) -> None:
-        """Send a statement whose result can wait (applier.apply.inflight): read before
-        the next statement, then ``check(matched rows)``; an error is raised then, with
-        this statement's table and event in its message."""
+    def _send(self, query: str, txn, check: Callable[[int], None] | None = None,
+              rejected: Callable[[Exception], None] | None = None) -> None:
+        """Send a statement whose result can wait (applier.apply.inflight): read later,
+        then ``check(matched rows)``; an error is raised then (``rejected(error)`` may
+        raise a better one), with this statement's table and event in its message."""
         self._fits(query, txn)
         saved = self.context.saved()
 
@@ -71,6 +72,8 @@ class RowWriter:
                 nonlocal count
                 if error is not None:
                     if not enumvalue.is_error_value(error, self.context.target):
+                        if rejected is not None:
+                            rejected(error)
                         raise error
                     count = self._relaxed(query, txn)
                 if check is not None:
@@ -172,14 +175,16 @@ class RowWriter:
         return len(group)
 
     def _update_one(self, tp, plan, before, after, txn) -> None:
+        """One UPDATE by the plan's key, sent ahead; no row matched: the row is missing."""
         sql, args = tp.update_row(plan, before, after)  # JSON diffs patch the target's value
-        try:
-            found = self._exec(sql, args, txn)
-        except Exception as exc:
+
+        def found(count: int) -> None:
+            if count == 0:
+                self._missing(tp.target, plan, before, txn, "Update_rows")
+
+        def rejected(exc: Exception) -> None:
             jsondiffsql.check_rejected(exc, tp.target.qualified, after, txn.end)
-            raise
-        if found == 0:
-            self._missing(tp.target, plan, before, txn, "Update_rows")
+        self._send(self.executor.literal(sql, args), txn, found, rejected)
 
     def _update_batch(self, tp, plan, batch, txn) -> None:
         """One UPDATE ... JOIN for the batch; halved while it exceeds max_allowed_packet;

@@ -27,6 +27,7 @@ from applier.apply.ddl import StatementApplier
 from applier.apply.ddlpolicy import DdlPolicy
 from applier.apply.errorcontext import ErrorContext
 from applier.apply.executor import Executor, SessionExecutor
+from applier.apply.inflight import PIPELINE_DEPTH, must_succeed
 from applier.apply.plancache import PlanCache
 from applier.apply.plans import TablePlan
 from applier.apply.rowwriter import RowWriter
@@ -34,6 +35,7 @@ from applier.apply.schema import SchemaCache
 from applier.apply.sourcetypes import SourceTypes
 from applier.binlog.events import RowChange, Statement, Transaction
 from applier.core.conversions import Mode
+from applier.core.position import Position
 from applier.core.types import SourceTable
 from applier.errors import ReplicationStopped, TransientError
 from applier.replstate.checkpoint import Checkpoint
@@ -132,6 +134,44 @@ class TransactionApplier:
         return self._apply(txn)
 
     def _apply(self, txn: Transaction) -> int:
+        ex = self.executor
+        ex.pipeline(1)  # careful: each result read before the next statement goes out
+        try:
+            applied, lookups = self._write(txn)
+            self._commit(txn.end, [txn.end.gtid], 1, applied)
+        except BaseException as exc:
+            self._rollback()
+            if isinstance(exc, Exception) and not isinstance(exc, ReplicationStopped):
+                new = self.context.translated(exc, txn.end)
+                if new is not exc:
+                    raise new from exc
+            raise
+        self._count(applied, lookups)
+        return applied
+
+    # -- a commit group (applier.apply.commitgroup) -------------------------------------
+    def add(self, txn: Transaction) -> tuple[int, Counter]:
+        """Write the transaction's rows into the open target transaction, its statements
+        pipelined (applier.apply.inflight), without checkpoint or commit: its row changes
+        and lookups. On an error nothing is rolled back here (``abandon``)."""
+        self.plans.refresh()
+        self.executor.pipeline(PIPELINE_DEPTH)
+        return self._write(txn)
+
+    def commit_added(self, ends: list[Position], rows: list[int],
+                     lookups: list[Counter]) -> None:
+        """The checkpoint after the last transaction added (the executed set gains every
+        one's GTID), then COMMIT; the totals count them once committed."""
+        self._commit(ends[-1], [end.gtid for end in ends], len(ends), sum(rows))
+        for applied, counted in zip(rows, lookups, strict=True):
+            self._count(applied, counted)
+
+    def abandon(self) -> None:
+        """Roll back what was added (read every result in flight first)."""
+        self._rollback()
+
+    # -- the parts ----------------------------------------------------------------------
+    def _write(self, txn: Transaction) -> tuple[int, Counter]:
         self.context.transaction(txn.end)
         if not txn.streamed:  # a refused conversion stops before any row is written
             tables = {}  # one table map object per table
@@ -142,36 +182,37 @@ class TransactionApplier:
             for table in tables.values():
                 self.table_plan(table)
         applied = 0
-        self.writer.lookups = Counter()
+        self.writer.lookups = lookups = Counter()
         self.versioning.forget_transaction()
         ex = self.executor
-        try:
-            for group in batching.groups(txn.changes):
-                if isinstance(group, Statement):
-                    self.checks.set(ex, 0)
-                    ex.drain()
-                    self.context.statement()
-                    if self.statements.apply(ex, group, txn.end):
-                        self.forget_plans()
-                else:
-                    self.checks.set(ex, group[0].checks_off)
-                    applied += self._rows(group, txn)
-            self.checks.set(ex, 0)
-            ex.drain()
-            self.checkpoint.save(ex, txn.end, self.totals.transactions + 1,
-                                 self.totals.rows + applied)
-            ex.commit()
-        except BaseException as exc:
-            self._rollback()
-            if isinstance(exc, Exception) and not isinstance(exc, ReplicationStopped):
-                new = self.context.translated(exc, txn.end)
-                if new is not exc:
-                    raise new from exc
-            raise
+        for group in batching.groups(txn.changes):
+            if isinstance(group, Statement):
+                self.checks.set(ex, 0)
+                ex.drain()
+                self.context.statement()
+                if self.statements.apply(ex, group, txn.end):
+                    self.forget_plans()
+            else:
+                self.checks.set(ex, group[0].checks_off)
+                applied += self._rows(group, txn)
+        self.checks.set(ex, 0)
+        return applied, lookups
+
+    def _commit(self, end: Position, gtids: list[str | None], transactions: int,
+                rows: int) -> None:
+        """The checkpoint sent behind the rows, every result read, then COMMIT."""
+        ex = self.executor
+        sql, args, executed = self.checkpoint.upsert(
+            end, self.totals.transactions + transactions, self.totals.rows + rows,
+            gtids=[g for g in gtids if g])
+        ex.send(ex.literal(sql, args), must_succeed)
+        ex.commit()
+        self.checkpoint.executed = executed
+
+    def _count(self, applied: int, lookups: Counter) -> None:
         self.totals.transactions += 1
         self.totals.rows += applied
-        self.totals.lookups.update(self.lookups)
-        return applied
+        self.totals.lookups.update(lookups)
 
     def _rollback(self) -> None:
         try:

@@ -61,6 +61,10 @@ class ReplicationConfig:
     checkpoint_table: str = "applier_meta.checkpoint"
     channel: str = "default"  # names the checkpoint row; server_id only the connection
     auto_position: bool | None = None  # resume by GTID set; None: when the source has GTIDs
+    # group commit while behind (applier.apply.commitgroup): per target commit at most
+    group_max_transactions: int = 200  # source transactions (1: each commits alone)
+    group_max_rows: int = 5000  # row changes
+    group_max_ms: float = 100.0  # milliseconds a group stays open
 
 
 @dataclass(frozen=True)

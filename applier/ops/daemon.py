@@ -25,6 +25,7 @@ from tenacity import RetryCallState, Retrying, retry_if_exception
 
 from applier.apply import readonly
 from applier.apply.checkpoint import resume_point, starting_position
+from applier.apply.commitgroup import CommitGroup, GroupLimits, joins_group
 from applier.apply.lookup import LOOKUP_KINDS
 from applier.apply.target import connect, error_code, session_error
 from applier.apply.transaction import ApplyOptions, Totals, TransactionApplier
@@ -145,6 +146,9 @@ class Daemon:
         self._lag_written: int | None = None  # the live lag last handed to the status file
         self.overlap = True  # read and decode in a thread while applying (bench: off to profile)
         r = config.replication
+        self._every = max(1, config.daemon.progress_every)  # transactions per progress line
+        self.limits = GroupLimits(r.group_max_transactions, r.group_max_rows,
+                                  r.group_max_ms / 1000)
         self.checkpoint = Checkpoint(r.checkpoint_table, r.server_id, r.channel)
         self.options = ApplyOptions(mode=Mode.parse(r.type_conversions),
                                column_mapping=r.column_mapping,
@@ -312,9 +316,10 @@ class Daemon:
 
     def _loop(self, source, applier: TransactionApplier) -> None:
         """Apply what the source yields, in order; with ``overlap`` a reader thread reads
-        and decodes ahead while this thread applies (applier.ops.pipeline)."""
-        every = max(1, self.cfg.daemon.progress_every)
+        and decodes ahead while this thread applies (applier.ops.pipeline), and the
+        transactions already read are committed in groups (applier.apply.commitgroup)."""
         pipeline = pipe.Pipeline(source) if self.overlap else None
+        group = CommitGroup(applier, self.limits, self._applied)
         try:
             for txn in pipeline if pipeline is not None else source:
                 if txn is pipe.HEARTBEAT:
@@ -322,21 +327,31 @@ class Daemon:
                     continue
                 self._in_apply = True
                 self._phase = APPLYING
-                self.live.applying_since = txn.timestamp or None
+                if not group:
+                    self.live.applying_since = txn.timestamp or None
                 try:
-                    rows = applier.apply(txn)
+                    if joins_group(txn):
+                        group.add(txn)
+                        if (group.full() or self._stopping or pipeline is None
+                                or not pipeline.ready()):
+                            group.commit()
+                    else:
+                        group.commit()
+                        rows = applier.apply(txn)
+                        self._applied(txn, rows, applier.lookups)
+                except BaseException:
+                    group.abandon()
+                    raise
                 finally:  # an error keeps the phase: the session's handler names it
-                    self._in_apply = False
-                    self.live.applying_since = None
+                    self._in_apply = bool(group)
+                if group:
+                    continue
+                self.live.applying_since = None
                 self._phase = "reading the source binlog"
-                self._applied(txn, rows, applier.lookups)
-                if self.live.totals.transactions % every == 0:
-                    log.info("applied %d transactions (%d rows), at %s, %s s behind source",
-                             self.live.totals.transactions, self.live.totals.rows, txn.end,
-                             self.live.seconds_behind_source)
                 if self._stopping:
                     raise StopRequested()
         finally:
+            group.abandon()
             if pipeline is not None:
                 pipeline.close()
         if not self.until_caught_up:  # a stream that ends is an outage, not the end
@@ -360,6 +375,7 @@ class Daemon:
         self._set_state("running")
 
     def _applied(self, txn: Transaction, rows: int, lookups) -> None:
+        """A transaction is committed (alone or with its group)."""
         self.outage.progress()
         self.live.position = txn.end
         lag = max(0, int(time.time()) - txn.timestamp) if txn.timestamp else 0
@@ -374,3 +390,7 @@ class Daemon:
         self.live.state = "running"
         self.metrics.set_state("running")
         self.status_file.update(self.live.as_status())
+        if self.live.totals.transactions % self._every == 0:
+            log.info("applied %d transactions (%d rows), at %s, %s s behind source",
+                     self.live.totals.transactions, self.live.totals.rows, txn.end,
+                     self.live.seconds_behind_source)

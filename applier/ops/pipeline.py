@@ -67,6 +67,11 @@ class Handoff:
             self._weight += weight
             self._cond.notify_all()
 
+    def head(self):
+        """The next item without taking it, or None."""
+        with self._cond:
+            return self._items[0][0] if self._items else None
+
     def get(self, timeout: float | None = None):
         """The next item, or IDLE when none arrived within ``timeout`` seconds."""
         with self._cond:
@@ -166,6 +171,12 @@ class Pipeline:
             if kind == _END:
                 txn.timestamp = item[3]
                 return
+
+    def ready(self) -> bool:
+        """A whole transaction is already read: the next one returns without waiting
+        (not a heartbeat, an error or the end: a commit group is committed before)."""
+        head = self.queue.head()
+        return head is not None and head[0] == _TXN and head[1] is not HEARTBEAT
 
     def close(self) -> None:
         """Stop the reader (it may be waiting for the source or for room) and wait for it."""

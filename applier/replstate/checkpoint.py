@@ -175,14 +175,30 @@ class Checkpoint:
              executed: str | None = None) -> None:
         """Called inside the apply transaction, just before COMMIT. The executed set gains
         the transaction's GTID (``executed`` replaces it: a seed's snapshot state)."""
+        sql, args, after = self.upsert(position, transactions, rows, executed=executed)
+        cur.execute(sql, args)
+        self.executed = after
+
+    def upsert(self, position: Position, transactions: int, rows: int, *,
+               gtids: list[str] | None = None, executed: str | None = None
+               ) -> tuple[str, tuple, GtidSet | None]:
+        """The statement writing the checkpoint at ``position`` (the end of the last
+        transaction), its arguments, and the executed set it writes: the set as of the
+        last save plus ``gtids`` (default: the position's GTID), or ``executed``. The
+        set is remembered (``self.executed``) only by the caller, once committed."""
         if executed is not None:
-            self.executed = self._parse(executed)
-        elif position.gtid and self.executed is not None:
-            if not self.executed:  # an empty set has no flavour yet
-                self.executed = empty(flavor_of_gtid(position.gtid))
-            self.executed = self.executed.add(position.gtid)  # idempotent: safe on a retry
-        text = None if self.executed is None else str(self.executed)
-        cur.execute(
+            after = self._parse(executed)
+        else:
+            after = self.executed
+            if after is not None:
+                for gtid in (gtids if gtids is not None else [position.gtid]):
+                    if not gtid:
+                        continue
+                    if not after:  # an empty set has no flavour yet
+                        after = empty(flavor_of_gtid(gtid))
+                    after = after.add(gtid)
+        text = None if after is None else str(after)
+        return (
             f"INSERT INTO {self.name} (channel, server_id, source_log_file, source_log_pos,"
             " gtid, gtid_executed, transactions_applied, rows_applied, updated_at)"
             " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, CURRENT_TIMESTAMP(6))"
@@ -193,7 +209,7 @@ class Checkpoint:
             " transactions_applied = VALUES(transactions_applied),"
             " rows_applied = VALUES(rows_applied), updated_at = VALUES(updated_at)",
             (self.channel, self.server_id, position.log_file, position.log_pos,
-             position.gtid, text, transactions, rows))
+             position.gtid, text, transactions, rows), after)
 
     def record_start(self, conn, position: Position | None,
                      executed: str | None = None) -> Saved | None:

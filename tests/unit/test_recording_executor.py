@@ -71,12 +71,16 @@ class RecordingExecutor:
         self._in_flight = (query, done)
 
     def drain(self):
-        if self._in_flight is not None:
+        while self._in_flight is not None:  # a result handler may send again
             (query, done), self._in_flight = self._in_flight, None
             done(query, None, self.count(query))
 
     def discard(self):
         self._in_flight = None
+
+    def pipeline(self, depth):
+        self.drain()
+        self.sent.append(("pipeline", depth))
 
     def savepoint(self, name):
         self.drain()
@@ -124,17 +128,19 @@ def test_statement_templates_arguments_and_order():
         # the key changes: row by row
         ("UPDATE `db`.`t` SET `id` = %s, `v` = %s WHERE `id` = %s", [3, "e", 2]),
         ("DELETE FROM `db`.`t` WHERE `id` IN (%s, %s)", [3, 4]),
+        ex.bound[-1],  # the checkpoint, below
     ]
     ops = [s[0] for s in ex.sent]
-    assert ops == ["send", "savepoint", "send", "execute", "send", "execute", "commit"]
-    assert ex.sent[0][1] == "INSERT INTO `db`.`t` (`id`, `v`) VALUES (1, 'a'), (2, 'b')"
-    assert ex.sent[1] == ("savepoint", "applier_batch")
-    assert ex.sent[3] == ("execute", "UPDATE `db`.`t` SET `id` = 3, `v` = 'e' WHERE `id` = 2",
-                          None)
-    checkpoint = ex.sent[5]  # the checkpoint's own arguments, bound by the session
-    assert checkpoint[1].startswith("INSERT INTO `applier`.`checkpoint`")
-    assert checkpoint[2][:4] == ("default", 9, "bin.000001", 400)
-    assert checkpoint[2][-2:] == (1, 7)  # transactions and rows applied, this one included
+    # careful (depth 1): every statement sent ahead, its result read before the next
+    assert ops == ["pipeline", "send", "savepoint", "send", "send", "send", "send", "commit"]
+    assert ex.sent[1][1] == "INSERT INTO `db`.`t` (`id`, `v`) VALUES (1, 'a'), (2, 'b')"
+    assert ex.sent[2] == ("savepoint", "applier_batch")
+    assert ex.sent[4] == ("send", "UPDATE `db`.`t` SET `id` = 3, `v` = 'e' WHERE `id` = 2")
+    template, args = ex.bound[-1]  # the checkpoint's own arguments, bound by the session
+    assert template.startswith("INSERT INTO `applier`.`checkpoint`")
+    assert ex.sent[6][1].startswith("INSERT INTO `applier`.`checkpoint`")
+    assert args[:4] == ["default", 9, "bin.000001", 400]
+    assert args[-2:] == [1, 7]  # transactions and rows applied, this one included
     assert a.lookups == {"primary_key": 5}
 
 
@@ -150,11 +156,12 @@ def test_a_shortfall_is_redone_row_by_row_from_the_savepoint_and_names_the_row()
                                           r"bin.000001, end_log_pos 400"):
         applier(ex).apply(Transaction(END, [upd(1, "c"), upd(2, "d")]))
     assert [s[:2] for s in ex.sent] == [
+        ("pipeline", 1),
         ("savepoint", "applier_batch"),
-        ("send", ex.sent[1][1]),
+        ("send", ex.sent[2][1]),
         ("rollback_to", "applier_batch"),
-        ("execute", "UPDATE `db`.`t` SET `id` = 1, `v` = 'c' WHERE `id` = 1"),
-        ("execute", "UPDATE `db`.`t` SET `id` = 2, `v` = 'd' WHERE `id` = 2"),
+        ("send", "UPDATE `db`.`t` SET `id` = 1, `v` = 'c' WHERE `id` = 1"),
+        ("send", "UPDATE `db`.`t` SET `id` = 2, `v` = 'd' WHERE `id` = 2"),
         ("rollback",)]
 
 
@@ -165,4 +172,4 @@ def test_an_insert_over_max_allowed_packet_is_halved_then_refused_naming_its_eve
         applier(ex).apply(Transaction(END, [ins(1, "a"), ins(2, "b" * 10)]))
     assert [args for _, args in ex.bound] == [[1, "a", 2, "bbbbbbbbbb"], [1, "a"],
                                               [2, "bbbbbbbbbb"]]
-    assert [s[0] for s in ex.sent] == ["send", "rollback"]  # the first half only
+    assert [s[0] for s in ex.sent] == ["pipeline", "send", "rollback"]  # the first half only
