@@ -112,9 +112,11 @@ CONTRACT: tuple[Need, ...] = (
     Need("pymysqlreplication.table.Table", "__init__", "call",
          keywords=("table_id", "schema", "table", "columns")),
     Need("pymysql.protocol.MysqlPacket", "__init__", "call", keywords=("data", "encoding")),
-    # one statement in flight
+    # statements in flight
     Need(_CONN, "_execute_command", "call", ("command", "sql")),
     Need(_CONN, "_read_query_result", "call"),
+    Need(_CONN, "_next_seq_id", "sets"),
+    Need(_CONN, "_next_seq_id", "reads"),
 )
 
 
@@ -289,13 +291,19 @@ def stream_socket(reader):
     return getattr(getattr(reader, "_stream_connection", None), "_sock", None)
 
 
-def send_query(conn, sql: bytes) -> None:
-    """The first half of PyMySQL's Connection.query: send, do not read the result."""
+def send_query(conn, sql: bytes) -> int:
+    """The first half of PyMySQL's Connection.query: send, do not read the result; the
+    packet sequence number its response starts at (a command starts its own sequence,
+    so with several statements in flight each response is read with its own)."""
     conn._execute_command(COMMAND.COM_QUERY, sql)
+    return conn._next_seq_id
 
 
-def read_query_result(conn) -> int:
-    """The second half: read the result of the statement sent; its affected rows."""
+def read_query_result(conn, seq: int | None = None) -> int:
+    """The second half: read the result of a statement sent (``seq``: what
+    ``send_query`` returned for it, when others were sent after it); its affected rows."""
+    if seq is not None:
+        conn._next_seq_id = seq
     return conn._read_query_result()
 
 

@@ -57,7 +57,7 @@ class InFlight:
     def __init__(self, conn, depth: int = 1):
         self.conn = conn
         self.depth = depth
-        self._pending: deque[tuple[str, Done]] = deque()
+        self._pending: deque[tuple[str, Done, int]] = deque()
         self._later = False  # a handler runs while later results are still unread
 
     def __len__(self) -> int:
@@ -71,8 +71,9 @@ class InFlight:
         self._check_order()
         if len(self._pending) >= self.depth:
             self.drain()
-        drivers.send_query(self.conn, query.encode(self.conn.encoding, "surrogateescape"))
-        self._pending.append((query, done))
+        seq = drivers.send_query(self.conn, query.encode(self.conn.encoding,
+                                                          "surrogateescape"))
+        self._pending.append((query, done, seq))
 
     def drain(self) -> None:
         """Read and check the results in flight, oldest first. An error raised by a
@@ -80,9 +81,9 @@ class InFlight:
         self._check_order()
         pending = self._pending
         while pending:
-            query, done = pending.popleft()
+            query, done, seq = pending.popleft()
             try:
-                count = drivers.read_query_result(self.conn)
+                count = drivers.read_query_result(self.conn, seq)
                 error = None
             except Exception as exc:
                 count, error = 0, exc
@@ -99,9 +100,9 @@ class InFlight:
         """Read the results in flight and forget them (before a rollback)."""
         pending = self._pending
         while pending:
-            pending.popleft()
+            seq = pending.popleft()[2]
             try:
-                drivers.read_query_result(self.conn)
+                drivers.read_query_result(self.conn, seq)
             except Exception:  # the rollback follows; a lost connection rolls back itself
                 log.debug("result of a discarded statement", exc_info=True)
 
