@@ -75,13 +75,17 @@ class Connection:
     def rollback(self):
         self.rollbacks += 1
 
-    # the two halves of pymysql's Connection.query (applier.apply.inflight)
+    # the two halves of pymysql's Connection.query (applier.apply.inflight), with the
+    # packet sequence number a response is read with
+    _next_seq_id = 0
+
     def _execute_command(self, command, sql: bytes):
         self.sent.append(sql.decode(self.encoding))
-        self._in_flight = sql.decode(self.encoding)
+        self._in_flight = getattr(self, "_in_flight", []) + [sql.decode(self.encoding)]
+        self._next_seq_id = 1
 
     def _read_query_result(self):
-        sql, self._in_flight = self._in_flight, None
+        sql = self._in_flight.pop(0)
         return self.answer(sql)
 
 
