@@ -32,9 +32,13 @@ class Foreground:
         return collect_status(load_config(self.config))
 
     def wait_running(self) -> dict:
-        return wait_for("the daemon to run", lambda: (
-            self.proc.poll() is None and self.status().get("state") == "running"
-            and self.status()))
+        def running():
+            if self.proc.poll() is not None:
+                self.wait_exit()
+                raise AssertionError(f"the daemon ended ({self.proc.returncode}) before "
+                                     f"running: {self.stderr[-2000:]}")
+            return self.status().get("state") == "running" and self.status()
+        return wait_for("the daemon to run", running)
 
     def wait_exit(self, timeout: float = 180) -> int:
         try:
