@@ -40,6 +40,7 @@ log = logging.getLogger(__name__)
 
 Done = Callable[[str, Exception | None, int], None]
 PIPELINE_DEPTH = 64  # statements sent ahead at most (their OK packets are ~11 bytes each)
+FLUSH_BYTES = 16384  # pipelined statements are written when this many bytes wait
 
 
 def must_succeed(query: str, error: Exception | None, count: int) -> None:
@@ -59,6 +60,8 @@ class InFlight:
         self.depth = depth
         self._pending: deque[tuple[str, Done, int]] = deque()
         self._later = False  # a handler runs while later results are still unread
+        self._out: list[bytes] = []  # pipelined statements not written yet
+        self._out_bytes = 0
 
     def __len__(self) -> int:
         return len(self._pending)
@@ -67,18 +70,36 @@ class InFlight:
         """Send ``query`` (at depth 1, or with ``depth`` statements already unread, after
         reading those results); ``done(query, error, count)`` runs when its result is
         read: with the error the server returned (``done`` raises it, or recovers), else
-        with the affected (matched) rows."""
+        with the affected (matched) rows. Pipelined statements are written together, up
+        to ``FLUSH_BYTES`` at a time (applier.drivers.send_packets)."""
         self._check_order()
         if len(self._pending) >= self.depth:
             self.drain()
-        seq = drivers.send_query(self.conn, query.encode(self.conn.encoding,
-                                                          "surrogateescape"))
+        sql = query.encode(self.conn.encoding, "surrogateescape")
+        packet = drivers.query_packet(sql) if self.depth > 1 else None
+        if packet is None:
+            self._flush()
+            seq = drivers.send_query(self.conn, sql)
+        else:
+            self._out.append(packet)
+            self._out_bytes += len(packet)
+            seq = 1
+            if self._out_bytes >= FLUSH_BYTES:
+                self._flush()
         self._pending.append((query, done, seq))
+
+    def _flush(self) -> None:
+        if self._out:
+            data = b"".join(self._out)
+            self._out.clear()
+            self._out_bytes = 0
+            drivers.send_packets(self.conn, data)
 
     def drain(self) -> None:
         """Read and check the results in flight, oldest first. An error raised by a
         handler leaves no result unread (the later ones are dropped: a rollback follows)."""
         self._check_order()
+        self._flush()
         pending = self._pending
         while pending:
             query, done, seq = pending.popleft()
@@ -98,6 +119,13 @@ class InFlight:
 
     def discard(self) -> None:
         """Read the results in flight and forget them (before a rollback)."""
+        try:
+            self._flush()
+        except Exception:  # the connection is gone: nothing to read, the rollback follows
+            self._out.clear()
+            self._pending.clear()
+            log.debug("statements not sent before a rollback", exc_info=True)
+            return
         pending = self._pending
         while pending:
             seq = pending.popleft()[2]
