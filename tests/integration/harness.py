@@ -124,7 +124,9 @@ def toml_config(cfg: Config) -> str:
             + f'[replication]\nserver_id = {r.server_id}\nstart = "{r.start}"\n'
             + f'type_conversions = "{r.type_conversions}"\nddl = "{r.ddl}"\n'
             + f'checkpoint_table = "{r.checkpoint_table}"\n'
-            + f'column_mapping = "{r.column_mapping}"\nexec_mode = "{r.exec_mode}"\n' + rep
+            + f'column_mapping = "{r.column_mapping}"\nexec_mode = "{r.exec_mode}"\n'
+            + f'parallel_workers = {r.parallel_workers}\n'
+            + f'group_max_transactions = {r.group_max_transactions}\n' + rep
             + f'[daemon]\nstate_dir = "{cfg.daemon.state_dir}"\nprogress_every = 200\n')
 
 
