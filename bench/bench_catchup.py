@@ -105,14 +105,16 @@ def native(flavor: str, src, target, start, end) -> float:
 
 
 def ours(src_cfg, tgt_cfg, start, state: Path, profile: bool, overlap: bool = True,
-         dump: str | None = None, more=None) -> tuple[float, int, str, float]:
+         dump: str | None = None, more=None, **replication) -> tuple[float, int, str, float]:
     """The applier from ``start`` until caught up (in process): seconds, exit status, the
     profile's text ('' unless profile; also written to ``dump`` for pstats, and followed
-    by ``more(stats)`` when given) and its CPU seconds (all threads)."""
+    by ``more(stats)`` when given) and its CPU seconds (all threads). ``replication``:
+    [replication] keys to set (e.g. parallel_workers)."""
     cfg = Config(source=src_cfg, target=tgt_cfg,
                  replication=dataclasses.replace(
                      ReplicationConfig(), start=f"{start.log_file}:{start.log_pos}",
-                     do_tables=("bench.%",), checkpoint_table="bench_meta.checkpoint"),
+                     do_tables=("bench.%",), checkpoint_table="bench_meta.checkpoint",
+                     **replication),
                  daemon=DaemonConfig(state_dir=str(state), progress_every=10**9))
     daemon = Daemon(cfg, until_caught_up=True)
     daemon.overlap = overlap  # the reader thread (cProfile sees only this thread: off)

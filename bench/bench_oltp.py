@@ -226,11 +226,13 @@ def server_cpu(pid: int) -> float:
 
 
 def ours(src_cfg, tgt_cfg, start, state: Path, profile: bool, txns: int,
-         overlap: bool = True, dump: str | None = None) -> tuple[float, int, str, float]:
+         overlap: bool = True, dump: str | None = None,
+         workers: int = 1) -> tuple[float, int, str, float]:
     """bench_catchup's run of the applier, its profile followed by the per-transaction
-    path (path_breakdown)."""
+    path (path_breakdown); ``workers``: [replication] parallel_workers."""
     return catchup_ours(src_cfg, tgt_cfg, start, state, profile, overlap=overlap, dump=dump,
-                        more=lambda stats: path_breakdown(stats, txns))
+                        more=lambda stats: path_breakdown(stats, txns),
+                        parallel_workers=workers)
 
 
 def path_breakdown(stats, txns: int) -> str:
@@ -271,7 +273,12 @@ def main() -> None:
     ap.add_argument("--profile", action="store_true", help="cProfile the applier's catch-up"
                     " (without the reader thread, so that the profile sees all the work)")
     ap.add_argument("--profile-out", help="with --profile: also write the raw profile here")
+    ap.add_argument("--workers", type=int, action="append",
+                    help="[replication] parallel_workers of the applier (default 1); given"
+                    " again (--workers 1 --workers 2 --workers 4), the applier runs once per"
+                    " value in this session, the target reset between runs")
     args = ap.parse_args()
+    args.workers = args.workers or [1]
     print(f"load average before: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f}"
           f" {os.getloadavg()[2]:.2f}")
     info = Sandbox(Path(args.dir), flavor=args.flavor).up()
@@ -317,10 +324,18 @@ def main() -> None:
         status0, cpu0 = global_status(target), server_cpu(info.target.pid)
         t_ours, status, top, cpu = ours(src_cfg, tgt_cfg, start, Path(args.dir) / "state",
                                         args.profile, args.txns, overlap=not args.profile,
-                                        dump=args.profile_out)
+                                        dump=args.profile_out, workers=args.workers[0])
         ours_cpu = server_cpu(info.target.pid) - cpu0
         status1 = global_status(target)
         got_ours = _one(target, CHECK)
+        more_workers = []
+        for count in args.workers[1:]:
+            prepare(target, rows)
+            cpu0 = server_cpu(info.target.pid)
+            run = ours(src_cfg, tgt_cfg, start, Path(args.dir) / f"state-w{count}", False,
+                       args.txns, workers=count)
+            more_workers.append((count, run, server_cpu(info.target.pid) - cpu0,
+                                 _one(target, CHECK)))
         serial = None
         if args.serial and not args.profile:
             prepare(target, rows)
@@ -346,12 +361,18 @@ def main() -> None:
               f" {t_native:.2f} s, {n / t_native:,.0f} txn/s, result"
               f" {'equal' if got_native == want else 'DIFFERS'}, target server CPU"
               f" {native_cpu:.2f} s ({native_cpu / n * 1e6:.0f} us/txn)")
-        print(f"applier{' (profiled, no reader thread)' if args.profile else ''}:"
+        print(f"applier{' (profiled, no reader thread)' if args.profile else ''},"
+              f" parallel_workers {args.workers[0]}:"
               f" {t_ours:.2f} s, {n / t_ours:,.0f} txn/s, exit status {status}, result"
               f" {'equal' if got_ours == want else 'DIFFERS'}, its CPU {cpu:.2f} s"
               f" ({cpu / n * 1e6:.0f} us/txn, all threads), target server CPU"
               f" {ours_cpu:.2f} s ({ours_cpu / n * 1e6:.0f} us/txn)")
         print(f"ratio (server's time / applier's time): {t_native / t_ours:.3f}")
+        for count, (t_w, status_w, _, cpu_w), scpu, got_w in more_workers:
+            print(f"applier, parallel_workers {count}: {t_w:.2f} s, {n / t_w:,.0f} txn/s,"
+                  f" exit status {status_w}, result {'equal' if got_w == want else 'DIFFERS'},"
+                  f" its CPU {cpu_w:.2f} s, target server CPU {scpu:.2f} s,"
+                  f" ratio {t_native / t_w:.3f}")
         delta = {k: status1.get(k, 0) - status0.get(k, 0) for k in STATUS}
         delta["Questions"] -= 1  # this benchmark's own SHOW GLOBAL STATUS
         print("applier's statements on the target per transaction: " + ", ".join(

@@ -45,6 +45,7 @@ class PlanCache:
         self.before_read = before_read  # e.g. read the statement in flight first
         # per source table: mapping, lookup plans and statement text (dropped together)
         self._plans: dict[tuple[str, str], TablePlan] = {}
+        self.generation = 0  # counts ``forget``: parallel workers forget theirs too
 
     def get(self, table: SourceTable, at: str | None = None) -> TablePlan:
         """The plan of the table map ``table`` (``at``: the end of the transaction, for a
@@ -76,6 +77,7 @@ class PlanCache:
         """Every plan and definition (after DDL: any table may have changed)."""
         self.schemas.invalidate()
         self._plans.clear()
+        self.generation += 1
 
     def refresh(self, *, force: bool = False) -> bool:
         """Forget the plans of target tables whose definition changed; True if any."""

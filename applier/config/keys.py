@@ -43,6 +43,7 @@ KEYS: dict[str, dict[str, tuple[Check, str]]] = {
         "group_max_transactions": (checks.integer(1, 100000), "group_max_transactions = 200"),
         "group_max_rows": (checks.integer(1), "group_max_rows = 5000"),
         "group_max_ms": (checks.number(0), "group_max_ms = 100"),
+        "parallel_workers": (checks.integer(1, 64), "parallel_workers = 1"),
     },
     "daemon": {
         "state_dir": (checks.string(), 'state_dir = "/var/lib/applier"'),

@@ -65,6 +65,8 @@ class ReplicationConfig:
     group_max_transactions: int = 200  # source transactions (1: each commits alone)
     group_max_rows: int = 5000  # row changes
     group_max_ms: float = 100.0  # milliseconds a group stays open
+    # target connections applying independent transactions at once (applier.apply.parallel)
+    parallel_workers: int = 1
 
 
 @dataclass(frozen=True)

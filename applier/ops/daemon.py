@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import pymysql
 from tenacity import RetryCallState, Retrying, retry_if_exception
 
-from applier.apply import readonly
+from applier.apply import parallel, readonly
 from applier.apply.checkpoint import resume_point, starting_position
 from applier.apply.commitgroup import CommitGroup, GroupLimits, joins_group
 from applier.apply.lookup import LOOKUP_KINDS
@@ -319,7 +319,9 @@ class Daemon:
         and decodes ahead while this thread applies (applier.ops.pipeline), and the
         transactions already read are committed in groups (applier.apply.commitgroup)."""
         pipeline = pipe.Pipeline(source) if self.overlap else None
-        group = CommitGroup(applier, self.limits, self._applied)
+        workers = self.cfg.replication.parallel_workers
+        group = (CommitGroup(applier, self.limits, self._applied) if workers <= 1 else
+                 parallel.start(self.cfg.target, applier, workers, self.limits, self._applied))
         try:
             for txn in pipeline if pipeline is not None else source:
                 if txn is pipe.HEARTBEAT:

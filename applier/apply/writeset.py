@@ -1,0 +1,149 @@
+"""The writeset of a source transaction for parallel apply (applier.apply.parallel): for
+each row change, the values of every unique key of the TARGET table in its before and
+after images, converted as the rows are written (the plan's column mapping). Two
+transactions whose writesets share a key touch a common row (or could collide on a
+unique value): the later one waits for the earlier one's commit. Pure: the plans and
+whether a target table takes part in foreign keys or fires triggers are handed in.
+
+The writeset over-approximates, never under-approximates, what a transaction touches:
+
+  * a string value is folded (NFKD, accents and case dropped, only letters and digits
+    kept) and a binary value loses trailing NUL and space bytes, so two values a
+    collation (or PAD SPACE, or BINARY padding) could compare equal give one key;
+  * a NULL in a nullable unique key is left out (NULLs never collide);
+  * None (the transaction is applied alone, after every one in progress, with no other
+    beside it) when a change's table has no unique key of NOT NULL columns on the target
+    (its rows have no identity), when a unique key column has no value in an image (a
+    minimal row image, a column the source lacks, a generated column), when the table
+    has foreign keys (either side) or triggers, for a statement (DDL) and for a streamed
+    transaction.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from applier.apply.plans import TablePlan
+from applier.binlog.events import RowChange, Statement, Transaction
+from applier.convert.converters import identity
+from applier.core.types import TableDef
+
+Key = tuple  # (schema, table, index, values): hashable
+
+
+@dataclass(frozen=True)
+class TableKeys:
+    """How to read the target's unique keys from a source row image."""
+
+    table: tuple[str, str]  # the target's schema and table, lower case
+    # per unique key: its name and, per column, the source index and its converter
+    keys: tuple[tuple[str, tuple[tuple[int, Callable | None], ...]], ...]
+    usable: bool  # every unique key readable from the source's columns, one NOT NULL
+
+
+def table_keys(tp: TablePlan) -> TableKeys:
+    mapping = tp.mapping
+    target = mapping.target
+    by_name = {p.target.name.lower(): (p.source.index,
+                                       None if p.convert is identity else p.convert)
+               for p in mapping.pairs}
+    keys = []
+    usable = False
+    for index in target.indexes:
+        if not index.unique:
+            continue
+        cols = [by_name.get(name.lower()) for name in index.columns]
+        if any(c is None for c in cols):
+            return TableKeys((target.schema.lower(), target.table.lower()), (), False)
+        keys.append((index.name, tuple(cols)))
+        usable = usable or index.name == "PRIMARY" or _not_null(target, index.columns)
+    return TableKeys((target.schema.lower(), target.table.lower()), tuple(keys), usable)
+
+
+def _not_null(target: TableDef, columns: tuple[str, ...]) -> bool:
+    for name in columns:
+        col = target.column(name)
+        if col is None or col.nullable:
+            return False
+    return True
+
+
+def fold(value):
+    """A value as a key compares it, widened so that equal-comparing values stay equal."""
+    if isinstance(value, str):
+        if value.isascii():
+            return "".join(filter(str.isalnum, value.casefold()))
+        text = unicodedata.normalize("NFKD", value).casefold()
+        return "".join(filter(str.isalnum, text))
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(value).rstrip(b"\x00 ")
+    return value
+
+
+class WriteSets:
+    """``plan(source table)``: its TablePlan (may raise: the transaction is then applied
+    alone, where the refusal is named); ``shared(target TableDef)``: the table has foreign
+    keys or triggers (rows of other tables change with its rows)."""
+
+    def __init__(self, plan: Callable, shared: Callable[[TableDef], bool]):
+        self.plan = plan
+        self.shared = shared
+        self._tables: dict[int, tuple[TablePlan, TableKeys | None]] = {}
+
+    def forget(self) -> None:
+        self._tables.clear()
+
+    def _keys_of(self, table) -> TableKeys | None:
+        tp = self.plan(table)
+        entry = self._tables.get(id(tp))
+        if entry is not None and entry[0] is tp:
+            return entry[1]
+        keys = table_keys(tp)
+        if not keys.usable or self.shared(tp.target):
+            keys = None
+        self._tables[id(tp)] = (tp, keys)
+        return keys
+
+    def of(self, txn: Transaction) -> set[Key] | None:
+        """The transaction's keys, or None: apply it alone (see the module)."""
+        if txn.streamed:
+            return None
+        out: set[Key] = set()
+        last_table = None
+        keys = None
+        for change in txn.changes:
+            if isinstance(change, Statement):
+                return None
+            if change.table is not last_table:
+                last_table = change.table
+                keys = self._keys_of(change.table)
+                if keys is None:
+                    return None
+            if not _row_keys(keys, change, out):
+                return None
+        return out
+
+
+def _row_keys(keys: TableKeys, change: RowChange, out: set) -> bool:
+    if change.kind == "insert":
+        images = (change.after,)
+    elif change.kind == "delete":
+        images = (change.before,)
+    else:  # a minimal after image holds the changed columns only
+        images = (change.before, {**change.before, **change.after})
+    table = keys.table
+    for image in images:
+        for name, cols in keys.keys:
+            values = []
+            for index, convert in cols:
+                if index not in image:
+                    return False
+                value = image[index]
+                if value is None:
+                    break
+                values.append(fold(value if convert is None else convert(value)))
+            else:
+                out.add((table, name, tuple(values)))
+    return True
