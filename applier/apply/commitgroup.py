@@ -120,9 +120,9 @@ class CommitGroup:
         if not isinstance(exc, Exception):  # a signal or the interpreter ending
             raise exc
         txns = txns + ([failing] if failing is not None else [])
-        log.log(logging.DEBUG if isinstance(exc, Replay) else logging.INFO,
-                "commit group of %d transaction(s) up to %s rolled back (%s); applying"
-                " them one by one", len(txns), txns[-1].end, exc)
+        log.log(logging.DEBUG if isinstance(exc, Replay) else logging.WARNING,
+                "commit group of %d transaction(s) up to %s rolled back (%s); retrying"
+                " them one by one, each with its own commit", len(txns), txns[-1].end, exc)
         for txn in txns:
             rows = self.applier.apply(txn)
             self.applied(txn, rows, self.applier.lookups)

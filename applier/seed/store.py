@@ -167,9 +167,13 @@ class SeedStore:
         return Position(row[1], int(row[2]), row[3]) if row[1] else None
 
     def set_position(self, cur, run_id: str, point: Position) -> None:
-        cur.execute(f"UPDATE {self.run_table} SET log_file = %s, log_pos = %s, gtid = %s, "
-                    f"updated_at = CURRENT_TIMESTAMP(6) WHERE server_id = %s AND run_id = %s",
-                    (point.log_file, point.log_pos, point.gtid, self.server_id, run_id))
+        cur.execute(*self.position_update(run_id, point))
+
+    def position_update(self, run_id: str, point: Position) -> tuple[str, tuple]:
+        """The statement recording the run's position, and its arguments."""
+        return (f"UPDATE {self.run_table} SET log_file = %s, log_pos = %s, gtid = %s, "
+                f"updated_at = CURRENT_TIMESTAMP(6) WHERE server_id = %s AND run_id = %s",
+                (point.log_file, point.log_pos, point.gtid, self.server_id, run_id))
 
     # -- chunks -----------------------------------------------------------------------
     def claim(self, cur) -> ChunkRow | None:
@@ -215,10 +219,18 @@ class PositionSaver:
     def __init__(self, store: SeedStore, run_id: str):
         self.store = store
         self.run_id = run_id
+        self.executed = None  # the GTID state there is not known
 
     def save(self, cur, position: Position, transactions: int, rows: int) -> None:
-        self.store.set_position(cur, self.run_id,  # the GTID state there is not known
-                                Position(position.log_file, position.log_pos))
+        cur.execute(*self.upsert(position, transactions, rows)[:2])
+
+    def upsert(self, position: Position, transactions: int, rows: int, *,
+               gtids: list[str] | None = None) -> tuple[str, tuple, None]:
+        """As Checkpoint.upsert: the statement (the run position), its arguments and the
+        executed set (not known here)."""
+        sql, args = self.store.position_update(self.run_id,
+                                               Position(position.log_file, position.log_pos))
+        return sql, args, None
 
 
 def _int(v) -> int | None:
