@@ -32,6 +32,7 @@ from applier.binlog.gtidevent import GtidEventError, tagged_gtid
 from applier.binlog.libevents import EventFactory
 from applier.binlog.redact import Redacted
 from applier.binlog.tablemap import build_table
+from applier.binlog.tablemapcache import TableMapCache
 from applier.core.position import Position
 from applier.core.types import SourceTable
 from applier.errors import ReplicationStopped, TransientError
@@ -70,6 +71,7 @@ class Assembler:
         self.container: str | None = None  # the compressed event being unpacked
         self.streaming: Transaction | None = None  # the streamed transaction being read
         self.stream_rows = STREAM_ROWS
+        self.table_maps: TableMapCache = TableMapCache()  # built maps, by their bytes
 
     def feed(self, ev) -> list[Transaction]:
         """The transactions that `ev` completes (usually none, at most one)."""
@@ -151,23 +153,30 @@ class Assembler:
         return [self._end(ev)]  # a lone statement (DDL) is its own transaction
 
     def _table_map(self, ev) -> None:
-        """A table map from its bytes: only its names when the filters drop the table
-        (nothing of it can stop replication), else the whole map."""
+        """A table map from its bytes: the entry built before when the same bytes come
+        again (`applier.binlog.tablemapcache`), only its names when the filters drop the
+        table (nothing of it can stop replication), else the whole map."""
         body = self._body(ev)
         post_header = self.factory.post_header_len(et.TABLE_MAP, 8)
+        mariadb = getattr(ev, "dbms", "") == "mariadb"
         try:
+            table_id = tablemapwire.table_id(body, post_header)
+            built = self.table_maps.get(table_id, body, post_header, mariadb)
+            if built is not None:
+                self.src.tables[table_id] = built
+                return
             table_id, schema, table = tablemapwire.names(body, post_header)
             flt = self.src.table_filter
             if flt is not None and not flt(schema, table):
                 self.src.tables[table_id] = (SourceTable(schema, table, table_id, ()), [])
                 return
-            wire = tablemapwire.parse(body, post_header,
-                                      mariadb=getattr(ev, "dbms", "") == "mariadb")
+            wire = tablemapwire.parse(body, post_header, mariadb=mariadb)
         except tablemapwire.TableMapError as exc:
             raise ReplicationStopped(f"cannot read the {et.describe(ev.event_type)} "
                                      f"{self._at(ev)}: {exc}") from exc
-        self.src.tables[table_id] = build_table(wire, f" ({self._at(ev)})",
-                                                mariadb=getattr(ev, "dbms", "") == "mariadb")
+        built = build_table(wire, f" ({self._at(ev)})", mariadb=mariadb)
+        self.table_maps.put(table_id, body, post_header, mariadb, built)
+        self.src.tables[table_id] = built
 
     def _rows(self, ev) -> None:
         entry = self.src.tables.get(ev.table_id)
