@@ -288,7 +288,7 @@ class BinlogSource:
         if kwargs.get("db") == "information_schema":
             conn = pymysql.connect(**kwargs)
             conn.binlog_checksums = checksum.ChecksumFollower(checksum.CRC32)
-            conn.applier_reads_table_maps = True  # libevents.TableMapEvent
+            setattr(conn, libevents.READS_EVENTS, True)  # table maps, rows: by the assembler
             return conn
         self._stream_connections += 1
         if self._stream_connections > 1:
