@@ -40,6 +40,7 @@ from applier.errors import ReplicationStopped, TransientError
 # a transaction with more row changes than this is streamed: handed to the applier while
 # it is still being read, so memory holds a batch, not the transaction (see `_stream`)
 STREAM_ROWS = 5000
+FILTER_ANSWERS = 4096  # the table filter's answers kept (`Assembler._accepts`)
 _FL_STANDALONE = 0x01  # MariaDB GTID event flag: a lone statement, no COMMIT follows
 _HINTS = {
     et.INTVAR: "it belongs to statement-based DML: set binlog_format=ROW on the source",
@@ -72,6 +73,7 @@ class Assembler:
         self.streaming: Transaction | None = None  # the streamed transaction being read
         self.stream_rows = STREAM_ROWS
         self.table_maps: TableMapCache = TableMapCache()  # built maps, by their bytes
+        self.filter_answers: dict[tuple[str, str], bool] = {}  # table_filter's, per table
 
     def feed(self, ev) -> list[Transaction]:
         """The transactions that `ev` completes (usually none, at most one)."""
@@ -188,7 +190,7 @@ class Assembler:
         table, codecs = entry
         self.open = True
         flt = self.src.table_filter
-        if flt is not None and not flt(table.schema, table.table):
+        if flt is not None and not self._accepts(flt, table.schema, table.table):
             return
         try:
             rb = rowimage.parse_rows_body(ev.event_type, self._body(ev))
@@ -200,6 +202,17 @@ class Assembler:
         kind, checks_off = rb.kind, rb.flags & CHECK_FLAGS
         self.changes.extend([RowChange(kind, table, before, after, checks_off)
                              for before, after in rows])
+
+    def _accepts(self, flt: Callable[[str, str], bool], schema: str, table: str) -> bool:
+        """flt(schema, table), asked once per table: a stream's filter does not change
+        (at most `FILTER_ANSWERS` answers kept, then asked again)."""
+        key = (schema, table)
+        answer = self.filter_answers.get(key)
+        if answer is None:
+            if len(self.filter_answers) >= FILTER_ANSWERS:
+                self.filter_answers.clear()
+            answer = self.filter_answers[key] = bool(flt(schema, table))
+        return answer
 
     def _end(self, ev) -> Transaction:
         end = Position(self.src.log_file, ev.packet.log_pos, self.gtid)

@@ -40,7 +40,7 @@ from __future__ import annotations
 import logging
 import re
 import socket
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import pymysql
@@ -190,7 +190,7 @@ class BinlogSource:
         self.on_heartbeat = on_heartbeat  # called on each one (the daemon's watchdog ping)
         self.log_file: str | None = None  # the file being read (after rotations)
         self.handled = handled
-        self.tables: dict[int, tuple[types.SourceTable, list[rowimage.ColumnCodec]]] = {}
+        self.tables: dict[int, tuple[types.SourceTable, Sequence[rowimage.ColumnCodec]]] = {}
         self._stream: BinLogStreamReader | None = None
         self._stream_connections = 0
         self._received = False  # any event read: later failures are transient
