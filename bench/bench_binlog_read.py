@@ -29,8 +29,8 @@ from applier.apply.target import connect
 from applier.binlog.stream import BinlogSource, source_status
 from applier.core.filters import table_filter
 from applier.sandbox.servers import Sandbox
-from bench.bench_oltp import set_durability, table_rows, workload
 from bench.bench_oltp import prepare as prepare_table
+from bench.bench_oltp import set_durability, table_rows, workload
 
 # the reading path in the profile: (label, file suffix, function)
 READ_PATH = (

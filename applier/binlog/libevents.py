@@ -48,7 +48,6 @@ from applier.binlog.checksum import ChecksumError
 from applier.binlog.eventtypes import HANDLED
 from applier.errors import ReplicationStopped
 
-
 READS_EVENTS = "applier_reads_events"  # the mark of the applier's control connections
 
 
