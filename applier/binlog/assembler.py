@@ -32,6 +32,7 @@ from applier.binlog.gtidevent import GtidEventError, tagged_gtid
 from applier.binlog.libevents import EventFactory
 from applier.binlog.redact import Redacted
 from applier.binlog.tablemap import build_table
+from applier.binlog.tablemapcache import TableMapCache
 from applier.core.position import Position
 from applier.core.types import SourceTable
 from applier.errors import ReplicationStopped, TransientError
@@ -39,6 +40,7 @@ from applier.errors import ReplicationStopped, TransientError
 # a transaction with more row changes than this is streamed: handed to the applier while
 # it is still being read, so memory holds a batch, not the transaction (see `_stream`)
 STREAM_ROWS = 5000
+FILTER_ANSWERS = 4096  # the table filter's answers kept (`Assembler._accepts`)
 _FL_STANDALONE = 0x01  # MariaDB GTID event flag: a lone statement, no COMMIT follows
 _HINTS = {
     et.INTVAR: "it belongs to statement-based DML: set binlog_format=ROW on the source",
@@ -70,6 +72,8 @@ class Assembler:
         self.container: str | None = None  # the compressed event being unpacked
         self.streaming: Transaction | None = None  # the streamed transaction being read
         self.stream_rows = STREAM_ROWS
+        self.table_maps: TableMapCache = TableMapCache()  # built maps, by their bytes
+        self.filter_answers: dict[tuple[str, str], bool] = {}  # table_filter's, per table
 
     def feed(self, ev) -> list[Transaction]:
         """The transactions that `ev` completes (usually none, at most one)."""
@@ -151,23 +155,30 @@ class Assembler:
         return [self._end(ev)]  # a lone statement (DDL) is its own transaction
 
     def _table_map(self, ev) -> None:
-        """A table map from its bytes: only its names when the filters drop the table
-        (nothing of it can stop replication), else the whole map."""
+        """A table map from its bytes: the entry built before when the same bytes come
+        again (`applier.binlog.tablemapcache`), only its names when the filters drop the
+        table (nothing of it can stop replication), else the whole map."""
         body = self._body(ev)
         post_header = self.factory.post_header_len(et.TABLE_MAP, 8)
+        mariadb = getattr(ev, "dbms", "") == "mariadb"
         try:
+            table_id = tablemapwire.table_id(body, post_header)
+            built = self.table_maps.get(table_id, body, post_header, mariadb)
+            if built is not None:
+                self.src.tables[table_id] = built
+                return
             table_id, schema, table = tablemapwire.names(body, post_header)
             flt = self.src.table_filter
             if flt is not None and not flt(schema, table):
                 self.src.tables[table_id] = (SourceTable(schema, table, table_id, ()), [])
                 return
-            wire = tablemapwire.parse(body, post_header,
-                                      mariadb=getattr(ev, "dbms", "") == "mariadb")
+            wire = tablemapwire.parse(body, post_header, mariadb=mariadb)
         except tablemapwire.TableMapError as exc:
             raise ReplicationStopped(f"cannot read the {et.describe(ev.event_type)} "
                                      f"{self._at(ev)}: {exc}") from exc
-        self.src.tables[table_id] = build_table(wire, f" ({self._at(ev)})",
-                                                mariadb=getattr(ev, "dbms", "") == "mariadb")
+        built = build_table(wire, f" ({self._at(ev)})", mariadb=mariadb)
+        self.table_maps.put(table_id, body, post_header, mariadb, built)
+        self.src.tables[table_id] = built
 
     def _rows(self, ev) -> None:
         entry = self.src.tables.get(ev.table_id)
@@ -179,7 +190,7 @@ class Assembler:
         table, codecs = entry
         self.open = True
         flt = self.src.table_filter
-        if flt is not None and not flt(table.schema, table.table):
+        if flt is not None and not self._accepts(flt, table.schema, table.table):
             return
         try:
             rb = rowimage.parse_rows_body(ev.event_type, self._body(ev))
@@ -191,6 +202,17 @@ class Assembler:
         kind, checks_off = rb.kind, rb.flags & CHECK_FLAGS
         self.changes.extend([RowChange(kind, table, before, after, checks_off)
                              for before, after in rows])
+
+    def _accepts(self, flt: Callable[[str, str], bool], schema: str, table: str) -> bool:
+        """flt(schema, table), asked once per table: a stream's filter does not change
+        (at most `FILTER_ANSWERS` answers kept, then asked again)."""
+        key = (schema, table)
+        answer = self.filter_answers.get(key)
+        if answer is None:
+            if len(self.filter_answers) >= FILTER_ANSWERS:
+                self.filter_answers.clear()
+            answer = self.filter_answers[key] = bool(flt(schema, table))
+        return answer
 
     def _end(self, ev) -> Transaction:
         end = Position(self.src.log_file, ev.packet.log_pos, self.gtid)

@@ -8,8 +8,10 @@ data, or stops):
     every class the library can build, NotImplementedEvent included (with
     ``filter_non_implemented_events=False``);
   * a rows event whose table id has no table map is dropped inside the library: the rows
-    classes are replaced by subclasses that keep it (`applier.drivers.keep`), so the
-    applier refuses it instead of losing it;
+    classes are replaced by subclasses that, on the applier's streams, leave the library
+    nothing to parse but the table id (the assembler reads table maps and rows events
+    from their bytes, so nothing is parsed twice), and elsewhere keep it
+    (`applier.drivers.keep`), so the applier refuses it instead of losing it;
   * events the library does not know (TRANSACTION_PAYLOAD, MariaDB's compressed events)
     come as NotImplementedEvent with their raw bytes; their contents are decoded by
     `applier.binlog.payload` and turned back into library objects here (`EventFactory`), so they
@@ -46,57 +48,82 @@ from applier.binlog.checksum import ChecksumError
 from applier.binlog.eventtypes import HANDLED
 from applier.errors import ReplicationStopped
 
+READS_EVENTS = "applier_reads_events"  # the mark of the applier's control connections
 
-class _KeepUnmapped:
-    """Keep a rows event the library would drop for want of a table map."""
 
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
+def reads_events(ctl_connection) -> bool:
+    """Whether the stream is the applier's: its control connection is marked
+    (``READS_EVENTS``, by `applier.binlog.stream.BinlogSource`), the assembler reads table
+    maps and rows events from their bytes."""
+    return getattr(ctl_connection, READS_EVENTS, False)
+
+
+class _HeaderOnlyRows:
+    """A rows event. On the applier's streams (`reads_events`) the library reads nothing
+    of it but its table id (the first 6 bytes of its body, as the library reads it): the
+    assembler decodes its bytes (`applier.binlog.rowimage`) and finds its table map by
+    that id, so a rows event without a table map reaches it (and stops it) instead of
+    being dropped. Elsewhere (`applier.binlog.stream.library_rows`) the library's own
+    parse, keeping an event it would drop for want of a table map (``unmapped``)."""
+
+    def __init__(self, from_packet, event_size, table_map, ctl_connection, **kwargs):
+        if reads_events(ctl_connection):
+            BinLogEvent.__init__(self, from_packet, event_size, table_map, ctl_connection,
+                                 **kwargs)
+            self.table_id = int.from_bytes(
+                from_packet.packet.get_all_data()[_BODY:_BODY + 6], "little")
+            return
+        super().__init__(from_packet, event_size, table_map, ctl_connection, **kwargs)
         if drivers.dropped_unmapped(self):
             drivers.keep(self)
-            self.unmapped = True  # the assembler finds no table for it and stops
+            self.unmapped = True
 
 
-class WriteRowsEvent(_KeepUnmapped, row_event.WriteRowsEvent):
+_BODY = 20  # where an event's body starts in the packet: OK byte, 19-byte common header
+
+
+class WriteRowsEvent(_HeaderOnlyRows, row_event.WriteRowsEvent):
     pass
 
 
-class UpdateRowsEvent(_KeepUnmapped, row_event.UpdateRowsEvent):
+class UpdateRowsEvent(_HeaderOnlyRows, row_event.UpdateRowsEvent):
     pass
 
 
-class DeleteRowsEvent(_KeepUnmapped, row_event.DeleteRowsEvent):
+class DeleteRowsEvent(_HeaderOnlyRows, row_event.DeleteRowsEvent):
     pass
 
 
-class PartialUpdateRowsEvent(_KeepUnmapped, row_event.PartialUpdateRowsEvent):
+class PartialUpdateRowsEvent(_HeaderOnlyRows, row_event.PartialUpdateRowsEvent):
     pass
 
 
 class TableMapEvent(row_event.TableMapEvent):
-    """TABLE_MAP. On the applier's streams (a control connection marked
-    ``applier_reads_table_maps``) the library reads only the table id and names, which
-    its own rows events look up; the assembler reads the map's bytes itself
-    (`applier.binlog.tablemapwire`), so a column type the library cannot parse never
+    """TABLE_MAP. On the applier's streams (`reads_events`) the library reads only the
+    table id, under which its stream reader files the event's table (no rows event of the
+    library looks it up there: `_HeaderOnlyRows`); the assembler reads the map's bytes
+    itself (`applier.binlog.tablemapwire`), so a column type the library cannot parse never
     fails inside it. Elsewhere (`applier.binlog.stream.library_rows`) the library's own
     parse."""
 
     def __init__(self, from_packet, event_size, table_map, ctl_connection, **kwargs):
-        if not getattr(ctl_connection, "applier_reads_table_maps", False):
+        if not reads_events(ctl_connection):
             super().__init__(from_packet=from_packet, event_size=event_size,
                              table_map=table_map, ctl_connection=ctl_connection, **kwargs)
             return
         BinLogEvent.__init__(self, from_packet=from_packet, event_size=event_size,
                              table_map=table_map, ctl_connection=ctl_connection, **kwargs)
-        body = from_packet.packet.get_all_data()[20:20 + event_size]
+        body = from_packet.packet.get_all_data()[_BODY:_BODY + event_size]
         try:
-            self.table_id, self.schema, self.table = tablemapwire.names(
-                body, drivers.post_header_len(self, 8))
+            self.table_id = tablemapwire.table_id(body, drivers.post_header_len(self, 8))
         except tablemapwire.TableMapError:  # the assembler reads it again and stops
-            self.table_id, self.schema, self.table = -1, "", ""
+            self.table_id = -1
+        self.schema = self.table = ""  # not read: the assembler reads the map
         self.columns = []
-        self.table_obj = Table(table_id=self.table_id, schema=self.schema, table=self.table,
-                               columns=[])
+        self.table_obj = _UNREAD
+
+
+_UNREAD = Table(table_id=-1, schema="", table="", columns=[])  # what the library files
 
 
 class ChecksumFollowingWrapper(packet.BinLogPacketWrapper):

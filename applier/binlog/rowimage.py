@@ -91,13 +91,28 @@ from applier.mysqljson.jsondoc import JsonDoc
 
 # -- event framing (applier.binlog.rowsbody, re-exported) ----------------------------
 
+class TableCodecs(tuple):
+    """A table's codecs (a tuple of ColumnCodec) that computes its hash once: the
+    decoder's caches (`_readers`, `rowc.c_specs`) look the codecs up for every rows event,
+    and hashing a tuple hashes every codec again. Equal to, and hashed as, the plain
+    tuple of the same codecs."""
+
+    def __hash__(self) -> int:
+        try:
+            return self.__dict__["hash"]
+        except KeyError:
+            self.__dict__["hash"] = value = tuple.__hash__(self)
+            return value
+
+
 def decode_rows(rb: RowsBody, codecs: Sequence[ColumnCodec]) -> list[tuple[dict | None,
                                                                           dict | None]]:
     """Every row of the event as (before, after) images: {column index: value}."""
     if len(codecs) != rb.column_count:
         raise RowImageError(f"rows event has {rb.column_count} columns, table map "
                             f"{len(codecs)}")
-    codecs = tuple(codecs)
+    if not isinstance(codecs, tuple):  # a TableCodecs is kept: its hash is computed once
+        codecs = tuple(codecs)
     readers = _readers(codecs)
     if rowc._rowc is not None and not rb.partial:
         try:

@@ -40,7 +40,7 @@ from __future__ import annotations
 import logging
 import re
 import socket
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import pymysql
@@ -190,7 +190,7 @@ class BinlogSource:
         self.on_heartbeat = on_heartbeat  # called on each one (the daemon's watchdog ping)
         self.log_file: str | None = None  # the file being read (after rotations)
         self.handled = handled
-        self.tables: dict[int, tuple[types.SourceTable, list[rowimage.ColumnCodec]]] = {}
+        self.tables: dict[int, tuple[types.SourceTable, Sequence[rowimage.ColumnCodec]]] = {}
         self._stream: BinLogStreamReader | None = None
         self._stream_connections = 0
         self._received = False  # any event read: later failures are transient
@@ -288,7 +288,7 @@ class BinlogSource:
         if kwargs.get("db") == "information_schema":
             conn = pymysql.connect(**kwargs)
             conn.binlog_checksums = checksum.ChecksumFollower(checksum.CRC32)
-            conn.applier_reads_table_maps = True  # libevents.TableMapEvent
+            setattr(conn, libevents.READS_EVENTS, True)  # table maps, rows: by the assembler
             return conn
         self._stream_connections += 1
         if self._stream_connections > 1:

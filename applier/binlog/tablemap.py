@@ -36,10 +36,11 @@ def describe_type(code: int) -> str:
 
 
 def build_table(wire: TableMapWire, where: str = "", mariadb: bool = False
-                ) -> tuple[types.SourceTable, list[rowimage.ColumnCodec]]:
-    """The shared SourceTable model and the row decoder's codecs from one table map
-    (``where``: ' at FILE:POS' for messages; ``mariadb``: the source's flavour);
-    TableMapRefused for a column type the applier cannot decode."""
+                ) -> tuple[types.SourceTable, rowimage.TableCodecs]:
+    """The shared SourceTable model and the row decoder's codecs (one per column, a
+    tuple hashed once) from one table map (``where``: ' at FILE:POS' for messages;
+    ``mariadb``: the source's flavour); TableMapRefused for a column type the applier
+    cannot decode."""
     qualified = f"{wire.schema}.{wire.table}"
     for i, col in enumerate(wire.columns):
         if col.type not in DECODABLE or not col.known:
@@ -64,7 +65,7 @@ def build_table(wire: TableMapWire, where: str = "", mariadb: bool = False
                              _charset_name(col.collation_id, mariadb)))
     table = types.SourceTable(wire.schema, wire.table, wire.table_id, tuple(columns),
                               wire.primary_key)
-    return table, codecs
+    return table, rowimage.TableCodecs(codecs)
 
 
 def _charset_name(collation_id: int | None, mariadb: bool) -> str | None:

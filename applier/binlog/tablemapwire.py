@@ -139,6 +139,15 @@ def _header(body: bytes, post_header_len: int) -> tuple[_Reader, int, str, str]:
     return r, table_id, schema, table
 
 
+def table_id(body: bytes, post_header_len: int = 8) -> int:
+    """The table id of a table map body (after the common header, without checksum)."""
+    id_len = 4 if post_header_len == 6 else 6
+    if len(body) < id_len:
+        raise TableMapError(f"truncated: {id_len} bytes wanted at offset 0, "
+                            f"{len(body)} left")
+    return int.from_bytes(body[:id_len], "little")
+
+
 def names(body: bytes, post_header_len: int = 8) -> tuple[int, str, str]:
     """(table id, schema, table) of a table map body (after the common header, without
     checksum)."""

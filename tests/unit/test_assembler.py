@@ -201,3 +201,24 @@ def test_rows_carry_their_event_check_flags():
     (txn,) = got
     assert [(c.after, c.checks_off) for c in txn.changes] == [
         ({0: 7}, NO_FOREIGN_KEY_CHECKS), ({0: 8}, RELAXED_UNIQUE_CHECKS), ({0: 9}, 0)]
+
+
+def test_the_table_filter_is_asked_once_per_table():
+    asked = []
+
+    def only_t(schema, table):
+        asked.append((schema, table))
+        return table == "t"
+
+    from applier.core.coltypes import LONG, ColumnCodec
+
+    src = Source(table_filter=only_t)
+    src.tables[42] = (SourceTable("db", "t", 42, ()), (ColumnCodec(LONG),))
+    src.tables[43] = (SourceTable("db", "skip", 43, ()), ())
+    asm = Assembler(src)
+    got = feed(asm, [gtid(100, "u:1"), query(150, "BEGIN"),
+                     _write_rows(200, 0, 7), ev(et.WRITE_V2, 220, table_id=43),
+                     _write_rows(250, 0, 8), ev(et.WRITE_V2, 270, table_id=43),
+                     ev(et.XID, 300)])
+    assert [c.after for c in got[0].changes] == [{0: 7}, {0: 8}]
+    assert asked == [("db", "t"), ("db", "skip")]

@@ -222,3 +222,27 @@ def test_rows_event_framing_v1_v2_and_images():
                                           (None, {0: 3, 1: None, 2: None})]
     with pytest.raises(ri.RowImageError):
         ri.decode_rows(rb, codecs[:2])
+
+
+def test_a_tables_codecs_are_hashed_once_and_decode_as_a_list_does():
+    codecs = [C(ri.LONG), C(ri.VARCHAR, max_length=10, charset="utf8mb4"), C(ri.LONG)]
+    table = ri.TableCodecs(codecs)
+    assert table == tuple(codecs) and hash(table) == hash(tuple(codecs))
+    hashed = []
+
+    class Counted(C):  # a codec that counts how often it is hashed
+        def __hash__(self):
+            hashed.append(self)
+            return super().__hash__()
+
+    counted = ri.TableCodecs([Counted(ri.LONG), Counted(ri.LONG)])
+    for _ in range(3):
+        hash(counted)
+    assert len(hashed) == 2  # each codec once, on the first hash
+    before = b"\x04" + (7).to_bytes(4, "little") + b"\x02ab"
+    after = b"\x00" + (7).to_bytes(4, "little") + b"\x01z"
+    body = ((5).to_bytes(6, "little") + b"\x01\x00" + b"\x02\x00" + b"\x03"
+            + b"\x07" + b"\x03" + before + after)
+    rb = ri.parse_rows_body(ri.UPDATE_V2, body)
+    assert ri.decode_rows(rb, table) == ri.decode_rows(rb, codecs) == [
+        ({0: 7, 1: "ab", 2: None}, {0: 7, 1: "z"})]
