@@ -30,7 +30,7 @@ from applier.binlog.stream import BinlogSource, source_status
 from applier.core.filters import table_filter
 from applier.sandbox.servers import Sandbox
 from bench.bench_oltp import prepare as prepare_table
-from bench.bench_oltp import set_durability, table_rows, workload
+from bench.bench_oltp import set_durability, table_rows, workload, workload_args
 
 # the reading path in the profile: (label, file suffix, function)
 READ_PATH = (
@@ -74,12 +74,8 @@ def read_path(stats, txns: int) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--txns", type=int, default=20000, help="transactions written")
-    ap.add_argument("--rows", type=int, default=10000, help="rows in the table")
-    ap.add_argument("--seed", type=int, default=23)
+    workload_args(ap, "/tmp/bench-binlog-read")
     ap.add_argument("--rounds", type=int, default=3, help="reads of the whole workload")
-    ap.add_argument("--dir", default="/tmp/bench-binlog-read")
-    ap.add_argument("--flavor", choices=["mysql", "mariadb"], default="mariadb")
     ap.add_argument("--ssl-mode", choices=["PREFERRED", "DISABLED"], default="PREFERRED")
     ap.add_argument("--profile", action="store_true", help="one more round under cProfile")
     ap.add_argument("--profile-out", help="with --profile: also write the raw profile here")

@@ -253,14 +253,19 @@ def path_breakdown(stats, txns: int) -> str:
     return "\n".join(lines)
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
+def workload_args(ap: argparse.ArgumentParser, folder: str) -> None:
+    """The workload's and the sandbox's options (shared with bench_binlog_read)."""
     ap.add_argument("--txns", type=int, default=20000, help="transactions written")
     ap.add_argument("--rows", type=int, default=10000, help="rows in the table")
     ap.add_argument("--seed", type=int, default=23)
-    ap.add_argument("--durability", choices=sorted(DURABILITY), default="relaxed")
-    ap.add_argument("--dir", default="/tmp/bench-oltp")
+    ap.add_argument("--dir", default=folder)
     ap.add_argument("--flavor", choices=["mysql", "mariadb"], default="mariadb")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    workload_args(ap, "/tmp/bench-oltp")
+    ap.add_argument("--durability", choices=sorted(DURABILITY), default="relaxed")
     ap.add_argument("--ssl-mode", choices=["PREFERRED", "DISABLED"], default="PREFERRED",
                     help="the applier's connections (its default: PREFERRED, TLS when the"
                     " server offers it, as MySQL does; the server's replica runs without)")

@@ -26,7 +26,6 @@ from applier.mysqljson import jsonsql
 from applier.sql import literals
 
 
-
 class Executor(Protocol):
     """The target session: everything the transaction applier sends goes through here."""
 
