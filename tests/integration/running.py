@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
+import time
 from pathlib import Path
 
 from applier.config import load_config
@@ -64,3 +66,19 @@ class Foreground:
 
 def run_cli(*args: str, timeout: float = 180) -> subprocess.CompletedProcess:
     return subprocess.run([*APPLIER, *args], capture_output=True, text=True, timeout=timeout)
+
+
+def kill_9_when(config, reached, timeout: float = 120, interval: float = 0.01) -> None:
+    """Run ``applier start --foreground`` on ``config`` and kill -9 it as soon as
+    ``reached()`` is true (or after ``timeout`` seconds); wait for it to be gone."""
+    proc = subprocess.Popen([*APPLIER, "start", "--foreground", "--config", str(config)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and not reached():
+            time.sleep(interval)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()

@@ -3,18 +3,13 @@ servers: per-row order of dependent transactions, the source's commit order as a
 of the target sees it, no partial transaction, exactly once across a kill -9, and an
 error naming its transaction with everything before it committed and nothing after."""
 
-import os
-import signal
-import subprocess
 import threading
-import time
 
 import pymysql
 import pytest
 
 from applier.errors import ExitStatus
-from tests.integration.harness import APPLIER
-from tests.integration.running import write_config
+from tests.integration.running import kill_9_when, write_config
 
 pytestmark = pytest.mark.integration
 
@@ -149,19 +144,7 @@ def test_kill_9_while_workers_are_busy_resumes_exactly_once(replica, tmp_path):
     _tables(replica)
     _workload(replica, 1, 3000)
     config = write_config(replica, tmp_path / "applier.toml", **PARALLEL)
-    proc = subprocess.Popen([*APPLIER, "start", "--foreground", "--config", str(config)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            if replica.rows("SELECT COUNT(*) FROM seqlog")[0][0] >= 600:
-                break
-            time.sleep(0.01)
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    kill_9_when(config, lambda: replica.rows("SELECT COUNT(*) FROM seqlog")[0][0] >= 600)
     killed_at = replica.rows("SELECT (SELECT COUNT(*) FROM seqlog),"
                              " (SELECT SUM(n) FROM hits)")[0]
     assert 0 < killed_at[0] < 3000, "the kill must land in the middle of the catch-up"

@@ -1,14 +1,12 @@
 """Stop semantics through the real `applier` command, and kill -9 during a long catch-up."""
 
-import os
-import signal
 import subprocess
-import time
 
 import pytest
 
 from applier.errors import ExitStatus
 from tests.integration.harness import APPLIER, toml_config
+from tests.integration.running import kill_9_when
 
 pytestmark = pytest.mark.integration
 
@@ -95,20 +93,8 @@ def test_kill_9_during_catch_up_loses_and_repeats_nothing(replica, tmp_path):
                 " applied_at TIMESTAMP(6) DEFAULT CURRENT_TIMESTAMP(6))")
     _long_workload(replica, 3000)
     config = _write_config(replica, tmp_path, type_conversions="ALL_NON_LOSSY")
-    proc = subprocess.Popen([*APPLIER, "start", "--foreground", "--config", config],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            done = replica.rows("SELECT COUNT(*) FROM big")[0][0]
-            if done >= 3000:
-                break
-            time.sleep(0.02)
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    kill_9_when(config, lambda: replica.rows("SELECT COUNT(*) FROM big")[0][0] >= 3000,
+                interval=0.02)
     killed_at = replica.rows("SELECT COUNT(*) FROM big")[0][0]
     assert 0 < killed_at < 27000, "the kill must land in the middle of the catch-up"
     assert replica.catch_up(type_conversions="ALL_NON_LOSSY") == ExitStatus.OK
