@@ -19,6 +19,7 @@ Prints both times and the ratio (the server's time / ours); both results are com
 from __future__ import annotations
 
 import argparse
+import contextlib
 import cProfile
 import dataclasses
 import io
@@ -30,6 +31,7 @@ from applier.apply.target import connect
 from applier.binlog.stream import source_status
 from applier.config import Config, DaemonConfig, ReplicationConfig
 from applier.ops.daemon import Daemon
+from applier.ops.pipeline import Pipeline
 from applier.sandbox.servers import Sandbox
 
 TABLE = ("CREATE TABLE bench.t (id INT PRIMARY KEY, a INT, b BIGINT, c VARCHAR(40),"
@@ -104,6 +106,28 @@ def native(flavor: str, src, target, start, end) -> float:
     return elapsed
 
 
+@contextlib.contextmanager
+def _reader_profiled(profiles: list):
+    """cProfile sees one thread: the reader thread (applier.ops.pipeline) gets its own
+    profile, appended to ``profiles`` (added to the applying thread's in one report)."""
+    read = Pipeline._read
+
+    def profiled(self) -> None:
+        prof = cProfile.Profile()
+        profiles.append(prof)
+        prof.enable()
+        try:
+            read(self)
+        finally:
+            prof.disable()
+
+    Pipeline._read = profiled
+    try:
+        yield
+    finally:
+        Pipeline._read = read
+
+
 def ours(src_cfg, tgt_cfg, start, state: Path, profile: bool, overlap: bool = True,
          dump: str | None = None, more=None, **replication) -> tuple[float, int, str, float]:
     """The applier from ``start`` until caught up (in process): seconds, exit status, the
@@ -117,21 +141,23 @@ def ours(src_cfg, tgt_cfg, start, state: Path, profile: bool, overlap: bool = Tr
                      **replication),
                  daemon=DaemonConfig(state_dir=str(state), progress_every=10**9))
     daemon = Daemon(cfg, until_caught_up=True)
-    daemon.overlap = overlap  # the reader thread (cProfile sees only this thread: off)
+    daemon.overlap = overlap  # the reader thread (profiled on its own, added: below)
     prof = cProfile.Profile() if profile else None
+    readers: list[cProfile.Profile] = []
     t0, cpu0 = time.perf_counter(), time.process_time()
-    if prof:
-        prof.enable()
-    status = daemon.run()
-    if prof:
-        prof.disable()
+    with _reader_profiled(readers) if prof else contextlib.nullcontext():
+        if prof:
+            prof.enable()
+        status = daemon.run()
+        if prof:
+            prof.disable()
     elapsed, cpu = time.perf_counter() - t0, time.process_time() - cpu0
     top = ""
     if prof:
-        if dump:
-            prof.dump_stats(dump)
         out = io.StringIO()
-        stats = pstats.Stats(prof, stream=out)
+        stats = pstats.Stats(prof, *readers, stream=out)
+        if dump:
+            stats.dump_stats(dump)
         stats.sort_stats("tottime").print_stats(25)
         stats.sort_stats("cumulative").print_stats(30)
         top = out.getvalue() + ("\n" + more(stats) if more else "")
@@ -144,7 +170,7 @@ def main() -> None:
     ap.add_argument("--dir", default="/tmp/bench-catchup")
     ap.add_argument("--flavor", choices=["mysql", "mariadb"], default="mariadb")
     ap.add_argument("--profile", action="store_true", help="cProfile the applier's catch-up"
-                    " (without the reader thread, so that the profile sees all the work)")
+                    " (both threads: the reader's profile is added to the applying one's)")
     args = ap.parse_args()
     info = Sandbox(Path(args.dir), flavor=args.flavor).up()
     try:
@@ -168,7 +194,7 @@ def main() -> None:
             if args.flavor == "mysql" else _one(target, "SELECT @@slave_parallel_threads")
         _reset_target(target)
         t_ours, status, top, cpu = ours(src_cfg, tgt_cfg, start, Path(args.dir) / "state",
-                                   args.profile, overlap=not args.profile)
+                                   args.profile)
         got_ours = _one(target, CHECK)
         serial = None
         if not args.profile:  # the same, without the reader thread: what the overlap gives

@@ -6,7 +6,9 @@ group_max_transactions``, ``group_max_rows``, ``group_max_ms``); the daemon comm
 soon as no further transaction is waiting (caught up: each transaction commits at once).
 Only transactions of row changes that were read whole join a group; one with a statement
 (DDL) or one streamed (too large to hold) commits what is open first and is applied on
-its own, as always.
+its own, as always. Inside a group, the row changes of consecutive transactions whose
+rows have keys on the target are merged into set-based statements where their order
+allows (applier.apply.groupmerge): a few statements for hundreds of small transactions.
 
 Every guarantee of one transaction per commit holds for the group:
 
@@ -40,6 +42,11 @@ log = logging.getLogger(__name__)
 Applied = Callable[[Transaction, int, Counter], None]
 
 
+# row changes held for merging before they are written (the rest of the group is read
+# meanwhile, the server runs what was written)
+MERGE_ROWS = 500
+
+
 @dataclass(frozen=True)
 class GroupLimits:
     transactions: int = 200  # source transactions per target commit at most (1: no groups)
@@ -64,22 +71,43 @@ class CommitGroup:
         self._rows: list[int] = []
         self._lookups: list[Counter] = []
         self._opened = 0.0
+        self._held: list[tuple[Transaction, list]] = []  # to be merged, not yet written
+        self._held_rows = 0
+        self._merged_lookups: Counter = Counter()  # of what was merged and written
 
     def __len__(self) -> int:
         return len(self.txns)
 
     def add(self, txn: Transaction) -> None:
-        """Write ``txn`` into the open group (opening one). An error: see the module."""
+        """Write ``txn`` into the open group (opening one): held to be merged with the
+        transactions around it (applier.apply.groupmerge) when its changes have keys,
+        else written now, after what is held. An error: see the module."""
         if not self.txns:
             self._opened = time.monotonic()
         try:
-            rows, lookups = self.applier.add(txn)
+            keys = self.applier.change_keys(txn)
+            if keys is None:
+                self._write_held()
+                rows, lookups = self.applier.add(txn)
+            else:
+                self._held.append((txn, keys))
+                self._held_rows += len(keys)
+                rows, lookups = len(keys), Counter()
+                if self._held_rows >= MERGE_ROWS:
+                    self._write_held()
         except BaseException as exc:
             self._recover(exc, txn)
             return
         self.txns.append(txn)
         self._rows.append(rows)
         self._lookups.append(lookups)
+
+    def _write_held(self) -> None:
+        """Write the transactions held, merged; their lookups are counted with the
+        group's last transaction."""
+        if self._held:
+            held, self._held, self._held_rows = self._held, [], 0
+            self._merged_lookups.update(self.applier.add_merged(held))
 
     def full(self) -> bool:
         """The group has reached one of its limits: commit it now."""
@@ -91,7 +119,14 @@ class CommitGroup:
         """Commit the open group, if any, then tell each transaction's bookkeeping."""
         if not self.txns:
             return
+        try:
+            self._write_held()
+        except BaseException as exc:
+            self._recover(exc, None)
+            return
+        merged = self._merged_lookups
         txns, rows, lookups = self._take()
+        lookups[-1] = lookups[-1] + merged
         try:
             self.applier.commit_added([t.end for t in txns], rows, lookups)
         except BaseException as exc:
@@ -102,13 +137,14 @@ class CommitGroup:
 
     def abandon(self) -> None:
         """Roll the open group back (the session ends: it is read again)."""
-        if self.txns:
+        if self.txns or self._held:
             self._take()
             self.applier.abandon()
 
     def _take(self):
         taken = self.txns, self._rows, self._lookups
         self.txns, self._rows, self._lookups = [], [], []
+        self._held, self._held_rows, self._merged_lookups = [], 0, Counter()
         return taken
 
     def _recover(self, exc: BaseException, failing: Transaction | None,

@@ -46,6 +46,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from applier.apply.commitgroup import Applied, GroupLimits
+from applier.apply.schema import foreign_keys_or_triggers
 from applier.apply.target import connect
 from applier.apply.transaction import TransactionApplier
 from applier.apply.writeset import WriteSets
@@ -328,25 +329,5 @@ def start(target_cfg, applier, workers: int, limits: GroupLimits,
             conn.close()
             raise
     return ParallelApply(applier, make_worker, workers, limits, applied,
-                         foreign_keys_or_triggers(applier.conn))
-
-
-def foreign_keys_or_triggers(conn) -> Callable:
-    """``shared(target TableDef)`` read on ``conn``: the table has a foreign key, is
-    referenced by one, or has triggers (its rows change other rows)."""
-    def shared(target) -> bool:
-        with conn.cursor() as cur:
-            cur.execute(_SHARED, (target.schema, target.table) * 3)
-            found = cur.fetchone()[0]
-        conn.commit()  # nothing else is open on the daemon's connection here
-        return bool(found)
-    return shared
-
-
-_SHARED = (
-    "SELECT (SELECT COUNT(*) FROM information_schema.referential_constraints"
-    "  WHERE constraint_schema = %s AND table_name = %s)"
-    " + (SELECT COUNT(*) FROM information_schema.referential_constraints"
-    "  WHERE unique_constraint_schema = %s AND referenced_table_name = %s)"
-    " + (SELECT COUNT(*) FROM information_schema.triggers"
-    "  WHERE event_object_schema = %s AND event_object_table = %s)")
+                         foreign_keys_or_triggers(applier.conn,
+                                                  after_read=applier.conn.commit))

@@ -159,3 +159,30 @@ class SchemaCache:
             self._tables.pop(key, None)
             self._signatures.pop(key, None)
         return gone
+
+
+def foreign_keys_or_triggers(conn, before_read: Callable[[], None] | None = None,
+                             after_read: Callable[[], None] | None = None) -> Callable:
+    """``shared(target TableDef)`` read on ``conn``: the table has a foreign key, is
+    referenced by one, or has triggers (its rows change other rows). ``before_read``:
+    called first (the statements in flight on ``conn`` read); ``after_read``: called once
+    read (a commit, when nothing else is open on ``conn``)."""
+    def shared(target) -> bool:
+        if before_read is not None:
+            before_read()
+        with conn.cursor() as cur:
+            cur.execute(_SHARED, (target.schema, target.table) * 3)
+            found = cur.fetchone()[0]
+        if after_read is not None:
+            after_read()
+        return bool(found)
+    return shared
+
+
+_SHARED = (
+    "SELECT (SELECT COUNT(*) FROM information_schema.referential_constraints"
+    "  WHERE constraint_schema = %s AND table_name = %s)"
+    " + (SELECT COUNT(*) FROM information_schema.referential_constraints"
+    "  WHERE unique_constraint_schema = %s AND referenced_table_name = %s)"
+    " + (SELECT COUNT(*) FROM information_schema.triggers"
+    "  WHERE event_object_schema = %s AND event_object_table = %s)")

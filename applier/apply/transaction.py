@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from applier.apply import batching, versioning
+from applier.apply import batching, groupmerge, versioning
 from applier.apply.checks import SessionChecks
 from applier.apply.ddl import StatementApplier
 from applier.apply.ddlpolicy import DdlPolicy
@@ -31,8 +31,9 @@ from applier.apply.inflight import PIPELINE_DEPTH, must_succeed
 from applier.apply.plancache import PlanCache
 from applier.apply.plans import TablePlan
 from applier.apply.rowwriter import RowWriter
-from applier.apply.schema import SchemaCache
+from applier.apply.schema import SchemaCache, foreign_keys_or_triggers
 from applier.apply.sourcetypes import SourceTypes
+from applier.apply.writeset import WriteSets
 from applier.binlog.events import RowChange, Statement, Transaction
 from applier.core.conversions import Mode
 from applier.core.position import Position
@@ -95,6 +96,10 @@ class TransactionApplier:
         self.checks = SessionChecks(self.executor.drain)
         # system-versioned target tables (read after the statement in flight)
         self.versioning = versioning.Versioning(conn, self.executor.drain)
+        # the keys of row changes, for merging a commit group's (applier.apply.groupmerge)
+        self.writesets = WriteSets(self.table_plan,
+                                   foreign_keys_or_triggers(conn, self.executor.drain))
+        self._writesets_of = self.plans.generation
 
     @property
     def lookups(self) -> Counter:
@@ -169,6 +174,39 @@ class TransactionApplier:
     def abandon(self) -> None:
         """Roll back what was added (read every result in flight first)."""
         self._rollback()
+
+    def change_keys(self, txn: Transaction) -> list[frozenset] | None:
+        """Each row change's keys on the target (applier.apply.writeset), or None: the
+        transaction is not merged with others (``add`` it). Builds the plans: a refused
+        conversion raises here, before any of its rows is written."""
+        self.plans.refresh()
+        if self.plans.generation != self._writesets_of:  # a statement changed the target
+            self._writesets_of = self.plans.generation
+            self.writesets.forget()
+        tables = {id(c.table): c.table for c in txn.changes if not isinstance(c, Statement)}
+        for table in tables.values():
+            if self.versioning.period(self.table_plan(table)) is not None:
+                return None  # each run at its own source instant (apply/versioning.py)
+        return self.writesets.of_changes(txn)
+
+    def add_merged(self, held: list[tuple[Transaction, list[frozenset]]]) -> Counter:
+        """Write the row changes of consecutive transactions (``change_keys`` not None),
+        merged into set-based statements (applier.apply.groupmerge), into the open target
+        transaction, pipelined, without checkpoint or commit: the lookups. An error: as
+        ``add``."""
+        ex = self.executor
+        ex.pipeline(PIPELINE_DEPTH)
+        last = held[-1][0]
+        self.context.transaction(last.end)
+        self.writer.lookups = lookups = Counter()
+        self.versioning.forget_transaction()
+        changes = ((c, keys) for txn, per_change in held
+                   for c, keys in zip(txn.changes, per_change, strict=True))
+        for batch in groupmerge.merge(changes):
+            self.checks.set(ex, batch[0].checks_off)
+            self._rows(batch, last)
+        self.checks.set(ex, 0)
+        return lookups
 
     # -- the parts ----------------------------------------------------------------------
     def _write(self, txn: Transaction) -> tuple[int, Counter]:

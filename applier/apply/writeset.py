@@ -1,4 +1,5 @@
-"""The writeset of a source transaction for parallel apply (applier.apply.parallel): for
+"""The writeset of a source transaction for parallel apply (applier.apply.parallel) and
+for merging the row changes of a commit group (applier.apply.groupmerge): for
 each row change, the values of every unique key of the TARGET table in its before and
 after images, converted as the rows are written (the plan's column mapping). Two
 transactions whose writesets share a key touch a common row (or could collide on a
@@ -108,9 +109,14 @@ class WriteSets:
 
     def of(self, txn: Transaction) -> set[Key] | None:
         """The transaction's keys, or None: apply it alone (see the module)."""
+        per_change = self.of_changes(txn)
+        return None if per_change is None else set().union(*per_change)
+
+    def of_changes(self, txn: Transaction) -> list[frozenset[Key]] | None:
+        """Each row change's keys, in order, or None as ``of``."""
         if txn.streamed:
             return None
-        out: set[Key] = set()
+        out: list[frozenset[Key]] = []
         last_table = None
         keys = None
         for change in txn.changes:
@@ -121,8 +127,10 @@ class WriteSets:
                 keys = self._keys_of(change.table)
                 if keys is None:
                     return None
-            if not _row_keys(keys, change, out):
+            found: set[Key] = set()
+            if not _row_keys(keys, change, found):
                 return None
+            out.append(frozenset(found))
         return out
 
 

@@ -15,10 +15,13 @@ from pathlib import Path
 
 import pymysql
 
-from applier.binlog.stream import source_status
+from applier.apply.transaction import ApplyOptions, Totals, TransactionApplier
+from applier.binlog.stream import BinlogSource, source_status
 from applier.config import Config, DaemonConfig, ReplicationConfig, ServerConfig
+from applier.core.conversions import Mode
 from applier.errors import ExitStatus
 from applier.ops.daemon import Daemon
+from applier.replstate.checkpoint import Checkpoint
 from applier.sandbox.servers import Sandbox
 
 _SCRIPT = Path(sys.executable).parent / "applier"
@@ -108,6 +111,22 @@ class Replica:
         rows = self.rows("SELECT source_log_file, source_log_pos FROM applier_checkpoint"
                          f" WHERE server_id = {self.server_id}")
         return rows[0] if rows else None
+
+
+def read_all(replica: Replica, start) -> list:
+    """Every transaction of the test's schema from ``start`` to now, read whole."""
+    with BinlogSource(replica.source_cfg, server_id=replica.server_id + 7, start=start,
+                      blocking=False,
+                      table_filter=lambda s, t: s == replica.schema) as source:
+        return [txn for txn in source if txn.changes]
+
+
+def group_applier(replica: Replica, conn, mode: Mode | None = None) -> TransactionApplier:
+    """A TransactionApplier on ``conn`` (an apply-session connection to the target) with
+    the test's checkpoint table, for driving commit groups directly."""
+    checkpoint = Checkpoint(f"{replica.schema}.applier_checkpoint", replica.server_id)
+    checkpoint.ensure(conn)
+    return TransactionApplier(conn, checkpoint, ApplyOptions(mode or Mode()), Totals())
 
 
 def toml_config(cfg: Config) -> str:

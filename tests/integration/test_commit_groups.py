@@ -16,12 +16,9 @@ import pytest
 
 from applier.apply.commitgroup import CommitGroup, GroupLimits
 from applier.apply.target import connect
-from applier.apply.transaction import ApplyOptions, Totals, TransactionApplier
-from applier.binlog.stream import BinlogSource, source_status
-from applier.core.conversions import Mode
+from applier.binlog.stream import source_status
 from applier.errors import ExitStatus, ReplicationStopped
-from applier.replstate.checkpoint import Checkpoint
-from tests.integration.harness import wait_for
+from tests.integration.harness import group_applier, read_all, wait_for
 from tests.integration.running import Foreground, write_config
 
 pytestmark = pytest.mark.integration
@@ -126,20 +123,6 @@ def test_kill_9_inside_a_commit_group_resumes_exactly_once(replica, tmp_path):
     assert replica.rows("SELECT n FROM hot") == [(40,)]
 
 
-def _read_all(replica, start) -> list:
-    """Every transaction of the test's schema from ``start`` to now, read whole."""
-    with BinlogSource(replica.source_cfg, server_id=replica.server_id + 7, start=start,
-                      blocking=False,
-                      table_filter=lambda s, t: s == replica.schema) as source:
-        return [txn for txn in source if txn.changes]
-
-
-def _group_applier(replica, conn):
-    checkpoint = Checkpoint(f"{replica.schema}.applier_checkpoint", replica.server_id)
-    checkpoint.ensure(conn)
-    return TransactionApplier(conn, checkpoint, ApplyOptions(Mode()), Totals())
-
-
 def test_a_refusal_inside_a_group_commits_everything_before_and_names_its_transaction(
         replica, caplog):
     """Twenty transactions, then one whose table the target cannot take (int into tinyint,
@@ -155,12 +138,12 @@ def test_a_refusal_inside_a_group_commits_everything_before_and_names_its_transa
     replica.src(*[f"INSERT INTO a VALUES ({k}, {k})" for k in range(1, 21)])
     replica.src("INSERT INTO b VALUES (1, 1)")
     replica.src(*[f"INSERT INTO a VALUES ({k}, {k})" for k in range(21, 31)])
-    txns = _read_all(replica, start)
+    txns = read_all(replica, start)
     assert len(txns) == 31
     conn = connect(replica.target_cfg, apply_session=True, autocommit=False)
     committed = []
     try:
-        applier = _group_applier(replica, conn)
+        applier = group_applier(replica, conn)
         group = CommitGroup(applier, GroupLimits(**{"transactions": 1000, "rows": 10**6,
                                                     "seconds": 600.0}),
                             lambda txn, rows, lookups: committed.append(txn.end))
