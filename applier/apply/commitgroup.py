@@ -69,6 +69,7 @@ class CommitGroup:
         self.applied = applied
         self.txns: list[Transaction] = []
         self._rows: list[int] = []
+        self._row_total = 0
         self._lookups: list[Counter] = []
         self._opened = 0.0
         self._held: list[tuple[Transaction, list]] = []  # to be merged, not yet written
@@ -100,6 +101,7 @@ class CommitGroup:
             return
         self.txns.append(txn)
         self._rows.append(rows)
+        self._row_total += rows
         self._lookups.append(lookups)
 
     def _write_held(self) -> None:
@@ -112,7 +114,7 @@ class CommitGroup:
     def full(self) -> bool:
         """The group has reached one of its limits: commit it now."""
         limits = self.limits
-        return (len(self.txns) >= limits.transactions or sum(self._rows) >= limits.rows
+        return (len(self.txns) >= limits.transactions or self._row_total >= limits.rows
                 or time.monotonic() - self._opened >= limits.seconds)
 
     def commit(self) -> None:
@@ -143,7 +145,7 @@ class CommitGroup:
 
     def _take(self):
         taken = self.txns, self._rows, self._lookups
-        self.txns, self._rows, self._lookups = [], [], []
+        self.txns, self._rows, self._lookups, self._row_total = [], [], [], 0
         self._held, self._held_rows, self._merged_lookups = [], 0, Counter()
         return taken
 

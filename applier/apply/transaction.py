@@ -98,7 +98,8 @@ class TransactionApplier:
         self.versioning = versioning.Versioning(conn, self.executor.drain)
         # the keys of row changes, for merging a commit group's (applier.apply.groupmerge)
         self.writesets = WriteSets(self.table_plan,
-                                   foreign_keys_or_triggers(conn, self.executor.drain))
+                                   foreign_keys_or_triggers(conn, self.executor.drain),
+                                   lambda tp: self.versioning.period(tp) is not None)
         self._writesets_of = self.plans.generation
 
     @property
@@ -183,10 +184,7 @@ class TransactionApplier:
         if self.plans.generation != self._writesets_of:  # a statement changed the target
             self._writesets_of = self.plans.generation
             self.writesets.forget()
-        tables = {id(c.table): c.table for c in txn.changes if not isinstance(c, Statement)}
-        for table in tables.values():
-            if self.versioning.period(self.table_plan(table)) is not None:
-                return None  # each run at its own source instant (apply/versioning.py)
+        # system-versioned: each run at its own source instant (apply/versioning.py)
         return self.writesets.of_changes(txn)
 
     def add_merged(self, held: list[tuple[Transaction, list[frozenset]]]) -> Counter:

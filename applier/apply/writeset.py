@@ -86,11 +86,14 @@ def fold(value):
 class WriteSets:
     """``plan(source table)``: its TablePlan (may raise: the transaction is then applied
     alone, where the refusal is named); ``shared(target TableDef)``: the table has foreign
-    keys or triggers (rows of other tables change with its rows)."""
+    keys or triggers (rows of other tables change with its rows); ``alone(plan)``: other
+    tables whose transactions are applied alone. Both asked once per plan."""
 
-    def __init__(self, plan: Callable, shared: Callable[[TableDef], bool]):
+    def __init__(self, plan: Callable, shared: Callable[[TableDef], bool],
+                 alone: Callable[[TablePlan], bool] | None = None):
         self.plan = plan
         self.shared = shared
+        self.alone = alone  # more tables whose transactions are applied alone
         self._tables: dict[int, tuple[TablePlan, TableKeys | None]] = {}
 
     def forget(self) -> None:
@@ -102,7 +105,8 @@ class WriteSets:
         if entry is not None and entry[0] is tp:
             return entry[1]
         keys = table_keys(tp)
-        if not keys.usable or self.shared(tp.target):
+        if (not keys.usable or self.shared(tp.target)
+                or (self.alone is not None and self.alone(tp))):
             keys = None
         self._tables[id(tp)] = (tp, keys)
         return keys
