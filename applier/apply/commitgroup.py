@@ -3,7 +3,8 @@ the applier is behind (more transactions already read), with the checkpoint of t
 
 A group is bounded by transactions, row changes and time (``GroupLimits``: ``[replication]
 group_max_transactions``, ``group_max_rows``, ``group_max_ms``); the daemon commits it as
-soon as no further transaction is waiting (caught up: each transaction commits at once).
+soon as no further transaction has arrived within ``GroupLimits.linger`` (2 ms: caught
+up, each transaction commits at once, 2 ms later at most).
 Only transactions of row changes that were read whole join a group; one with a statement
 (DDL) or one streamed (too large to hold) commits what is open first and is applied on
 its own, as always. Inside a group, the row changes of consecutive transactions whose
@@ -52,6 +53,9 @@ class GroupLimits:
     transactions: int = 200  # source transactions per target commit at most (1: no groups)
     rows: int = 5000  # row changes per target commit at most (a group's first may exceed)
     seconds: float = 0.1  # a group is committed once it has been open this long
+    # a group waits this long for the next transaction before it commits (the reader may
+    # be decoding it); the delay a transaction may see when the applier is caught up
+    linger: float = 0.002
 
 
 def joins_group(txn: Transaction) -> bool:

@@ -335,7 +335,7 @@ class Daemon:
                     if joins_group(txn):
                         group.add(txn)
                         if (group.full() or self._stopping or pipeline is None
-                                or not pipeline.ready()):
+                                or not pipeline.ready(self.limits.linger)):
                             group.commit()
                     else:
                         group.commit()

@@ -67,9 +67,12 @@ class Handoff:
             self._weight += weight
             self._cond.notify_all()
 
-    def head(self):
-        """The next item without taking it, or None."""
+    def head(self, wait: float = 0.0):
+        """The next item without taking it, or None (when none arrived within ``wait``
+        seconds)."""
         with self._cond:
+            if not self._items and wait > 0:
+                self._cond.wait_for(lambda: self._items or self._closed, wait)
             return self._items[0][0] if self._items else None
 
     def get(self, timeout: float | None = None):
@@ -172,10 +175,11 @@ class Pipeline:
                 txn.timestamp = item[3]
                 return
 
-    def ready(self) -> bool:
-        """A whole transaction is already read: the next one returns without waiting
-        (not a heartbeat, an error or the end: a commit group is committed before)."""
-        head = self.queue.head()
+    def ready(self, wait: float = 0.0) -> bool:
+        """A whole transaction is read (now, or within ``wait`` seconds): the next one
+        returns without waiting (not a heartbeat, an error or the end: a commit group is
+        committed before)."""
+        head = self.queue.head(wait)
         return head is not None and head[0] == _TXN and head[1] is not HEARTBEAT
 
     def close(self) -> None:

@@ -144,3 +144,17 @@ def test_handoff_bounds_what_waits():
     assert done.wait(10) and q.get() == "b"
     assert q.get(timeout=0.01) is IDLE
     t.join()
+
+
+def test_head_waits_for_an_item_that_arrives_within_the_wait():
+    queue = Handoff()
+    assert queue.head() is None and queue.head(0.01) is None  # nothing comes: None
+    timer = threading.Timer(0.05, queue.put, args=("next",))
+    timer.start()
+    try:
+        assert queue.head(30.0) == "next"  # returns when it arrives, long before 30 s
+    finally:
+        timer.join()
+    assert queue.get() == "next"
+    queue.close()
+    assert queue.head(30.0) is None  # closed: no wait
