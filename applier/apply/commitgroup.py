@@ -46,6 +46,9 @@ Applied = Callable[[Transaction, int, Counter], None]
 # row changes held for merging before they are written (the rest of the group is read
 # meanwhile, the server runs what was written)
 MERGE_ROWS = 500
+# a transaction with more row changes is not merged: it fills set-based statements of its
+# own (merging would only add the cost of its keys)
+MERGE_TXN_ROWS = 100
 
 
 @dataclass(frozen=True)
@@ -90,7 +93,8 @@ class CommitGroup:
         if not self.txns:
             self._opened = time.monotonic()
         try:
-            keys = self.applier.change_keys(txn)
+            keys = (self.applier.change_keys(txn) if len(txn.changes) <= MERGE_TXN_ROWS
+                    else None)
             if keys is None:
                 self._write_held()
                 rows, lookups = self.applier.add(txn)

@@ -115,8 +115,9 @@ def test_rows_changed_again_and_unique_values_moved_keep_their_order(replica, ca
 
 
 def test_tables_that_are_never_merged_stay_in_order_between_merged_ones(replica, caplog):
-    """A table without a key and a parent/child pair with a foreign key, changed between
-    transactions of a keyed table in one group: everything arrives, in order."""
+    """A table without a key, a parent/child pair with a foreign key and a transaction
+    too large to merge, between transactions of a keyed table in one group: everything
+    arrives, in order."""
     for run in (replica.src, replica.tgt):
         run("CREATE TABLE keyed (id INT PRIMARY KEY, v INT)",
             "CREATE TABLE loose (v INT)",
@@ -133,6 +134,10 @@ def test_tables_that_are_never_merged_stay_in_order_between_merged_ones(replica,
                            f"INSERT INTO child VALUES ({i}, {i})", "COMMIT",
                            f"INSERT INTO loose VALUES ({i})",
                            f"UPDATE keyed SET v = v + 100 WHERE id = {i}"]
+        if i == 30:  # a transaction too large to merge, between merged ones
+            statements += ["INSERT INTO keyed VALUES "
+                           + ", ".join(f"({1000 + k}, {k})" for k in range(150)),
+                           f"UPDATE keyed SET v = -v WHERE id IN ({i - 1}, 1000, 1149)"]
         if i % 10 == 5:
             statements += [f"DELETE FROM parent WHERE id = {i - 5}",
                            f"DELETE FROM loose WHERE v = {i - 5}"]
