@@ -191,6 +191,23 @@ def skip(ctx, config_path: str, yes: bool) -> None:
              confirm=lambda question: click.confirm(question, default=False))
 
 
+@main.command()
+@CONFIG
+@click.option("--reverse", "reverse_path", required=True, type=click.Path(dir_okay=False),
+              help="The reverse applier's configuration (FWD's target -> FWD's source).")
+@click.option("--timeout", type=click.FloatRange(min=1), default=60.0, show_default=True,
+              help="Seconds for FWD to apply everything and for REV to start.")
+@click.pass_context
+def switchover(ctx, config_path: str, reverse_path: str, timeout: float) -> None:
+    """Move the source role from FWD's source A to its target B: A read-only, FWD drained
+    and stopped, REV (B -> A) started where B is now; on a failure A is put back."""
+    from applier.ops.switchover import run_switchover
+
+    fwd, rev = _load(config_path), _load(reverse_path)
+    _setup_logging(fwd.daemon.log_level, ctx.obj["debug"])
+    run_switchover(fwd, rev, config_path, reverse_path, timeout, echo=click.echo)
+
+
 @main.group()
 def sandbox() -> None:
     """Throwaway local source and target servers for a first run and for tests."""
