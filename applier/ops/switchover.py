@@ -157,6 +157,12 @@ class Switchover:
                                    "--timeout")
         self.undo.fwd_stopped = True
         self.step("FWD stopped")
+        now = source_status(a)
+        if now.key != end_of_a.key:  # MariaDB: READ_ONLY ADMIN writes through read_only
+            raise SwitchoverFailed(f"A's binlog moved from {end_of_a} to {now} while it was "
+                                   "read-only: a user allowed to write through read_only "
+                                   "wrote there — keep such users off A during the "
+                                   "switchover and run it again")
 
     # -- 3. start REV --------------------------------------------------------------------
     def start_reverse(self, a, rb, flavor: str, deadline: float) -> None:

@@ -102,6 +102,13 @@ class Setup:
     def running(self, path: Path) -> int | None:
         return service.running_pid(self.state(path))
 
+    def start_fwd(self) -> None:
+        """FWD detached, and running: its start ("current") is recorded, so every row
+        written from now on reaches B."""
+        assert run_cli("start", "--config", str(self.fwd)).returncode == 0
+        wait_for("FWD running", lambda: (service.read_status(self.state(self.fwd)) or {})
+                 .get("state") == "running")
+
     def ids(self, cfg: ServerConfig) -> list[int]:
         return [r[0] for r in _sql(cfg, f"SELECT id FROM {self.s}.t ORDER BY id")]
 
@@ -167,7 +174,7 @@ def _switch(fwd: Path, rev: Path) -> tuple[subprocess.CompletedProcess, float]:
 
 def test_switchover_with_a_writer_and_back(setup, flavor):
     s = setup
-    assert run_cli("start", "--config", str(s.fwd)).returncode == 0
+    s.start_fwd()
     writer = Writer(s.a, s.s, 1)
     writer.start()
     wait_for("the writer's first rows on B", lambda: len(s.ids(s.b)) >= 50)
@@ -226,8 +233,34 @@ def test_refused_when_rev_may_not_write_through_read_only(setup, pair):
                                       f'[target]\nhost = "{a.host}"\nport = {a.port}\n'
                                       f'user = "{APP[0]}"\npassword = "{APP[1]}"'))
     assert APP[1] in setup.rev.read_text()
-    assert run_cli("start", "--config", str(setup.fwd)).returncode == 0
+    setup.start_fwd()
     run = run_cli("switchover", "--config", str(setup.fwd), "--reverse", str(setup.rev))
     assert run.returncode == ExitStatus.REPLICATION_STOPPED, run.stdout + run.stderr
     assert "may not write through read_only" in run.stderr, run.stderr
     assert _read_only(setup.a) == (0,) and setup.running(setup.fwd) is not None
+
+
+def test_a_timeout_puts_a_back_and_leaves_fwd_running(setup):
+    s = setup
+    s.start_fwd()
+    _sql(s.a, f"INSERT INTO {s.s}.t VALUES (1, 'one', 1)")
+    wait_for("row 1 on B", lambda: s.ids(s.b) == [1])
+    lock = pymysql.connect(**s.b.pymysql_kwargs(), autocommit=False)
+    try:  # FWD cannot apply A's update while this lock is held: it cannot drain
+        with lock.cursor() as cur:
+            cur.execute(f"SELECT * FROM {s.s}.t WHERE id = 1 FOR UPDATE")
+        _sql(s.a, f"UPDATE {s.s}.t SET v = 'two' WHERE id = 1")
+        run = run_cli("switchover", "--config", str(s.fwd), "--reverse", str(s.rev),
+                      "--timeout", "3")
+        assert run.returncode == ExitStatus.REPLICATION_STOPPED, run.stdout + run.stderr
+        assert "did not apply everything A committed" in run.stderr, run.stderr
+        assert "A put back" in run.stdout and "FWD stopped" not in run.stdout, run.stdout
+        assert _read_only(s.a) == (0,)
+        assert s.running(s.fwd) is not None and s.running(s.rev) is None
+    finally:
+        lock.rollback()
+        lock.close()
+    wait_for("A's update on B", lambda: _sql(s.b, f"SELECT v FROM {s.s}.t") == [("two",)])
+    app = dataclasses.replace(s.a, user=APP[0], password=APP[1])  # A writable, as it was
+    _sql(app, f"INSERT INTO {s.s}.t VALUES (2, 'A is writable', 2)")
+    wait_for("row 2 on B", lambda: s.ids(s.b) == [1, 2])
