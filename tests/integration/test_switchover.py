@@ -25,7 +25,7 @@ from applier.config import Config, DaemonConfig, ReplicationConfig, ServerConfig
 from applier.errors import ExitStatus
 from applier.ops import service
 from applier.sandbox.servers import Sandbox
-from tests.integration.harness import toml_config, wait_for
+from tests.integration.harness import APPLIER, toml_config, wait_for
 from tests.integration.running import run_cli
 
 pytestmark = pytest.mark.integration
@@ -264,3 +264,42 @@ def test_a_timeout_puts_a_back_and_leaves_fwd_running(setup):
     app = dataclasses.replace(s.a, user=APP[0], password=APP[1])  # A writable, as it was
     _sql(app, f"INSERT INTO {s.s}.t VALUES (2, 'A is writable', 2)")
     wait_for("row 2 on B", lambda: s.ids(s.b) == [1, 2])
+
+
+def test_a_privileged_write_during_the_drain(setup, flavor):
+    """MySQL's super_read_only refuses even root while FWD drains; MariaDB's read_only lets
+    a user with READ_ONLY ADMIN (root) write: the switchover sees A's binlog move and is
+    undone rather than leave that row behind on A only."""
+    s = setup
+    s.start_fwd()
+    _sql(s.a, f"INSERT INTO {s.s}.t VALUES (1, 'one', 1)")
+    wait_for("row 1 on B", lambda: s.ids(s.b) == [1])
+    lock = pymysql.connect(**s.b.pymysql_kwargs(), autocommit=False)
+    with lock.cursor() as cur:  # FWD cannot drain until the lock goes
+        cur.execute(f"SELECT * FROM {s.s}.t WHERE id = 1 FOR UPDATE")
+    _sql(s.a, f"UPDATE {s.s}.t SET v = 'two' WHERE id = 1")
+    proc = subprocess.Popen([*APPLIER, "switchover", "--config", str(s.fwd), "--reverse",
+                             str(s.rev), "--timeout", "120"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for("A read-only", lambda: _read_only(s.a) == (1,))
+        try:
+            _sql(s.a, f"INSERT INTO {s.s}.t VALUES (2, 'root wrote', 2)")
+            root_wrote = True
+        except pymysql.MySQLError as exc:
+            assert exc.args[0] == 1290, exc
+            root_wrote = False
+    finally:
+        lock.rollback()
+        lock.close()
+        out, err = proc.communicate(timeout=180)
+    assert root_wrote is (flavor == "mariadb")
+    if root_wrote:
+        assert proc.returncode == ExitStatus.REPLICATION_STOPPED, out + err
+        assert "A's binlog moved" in err and "A put back" in out, out + err
+        assert _read_only(s.a) == (0,) and s.running(s.rev) is None
+        assert s.running(s.fwd) is not None  # started again: it brings row 2 to B
+        wait_for("row 2 on B", lambda: s.ids(s.b) == [1, 2])
+    else:
+        assert proc.returncode == ExitStatus.OK, out + err
+        assert s.running(s.rev) is not None and s.ids(s.b) == s.ids(s.a) == [1]
