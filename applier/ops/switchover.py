@@ -88,8 +88,8 @@ class Switchover:
         self.began: float | None = None  # when A was made read-only
 
     # -- 1. refuse unless everything is in place -----------------------------------------
-    def preflight(self, a, b) -> str:
-        """Refusals (nothing changed yet); returns A's flavour."""
+    def check_daemons(self) -> None:
+        """Refusals that need no server: FWD runs, REV does not."""
         f, r = self.fwd, self.rev
         if f.daemon.state_dir == r.daemon.state_dir:
             raise ConfigError("FWD and REV share [daemon] state_dir — give each its own")
@@ -101,6 +101,10 @@ class Switchover:
         if pid is not None:
             raise SwitchoverFailed(f"REV's applier already runs (pid {pid}) — stop it "
                                    f"(applier stop --config {self.rev_path}) first")
+
+    def preflight(self, a, b) -> str:
+        """Refusals on the servers (nothing changed yet); returns A's flavour."""
+        f, r = self.fwd, self.rev
         with connect(r.source, section="source") as rb, connect(f.source,
                                                                  section="source") as fa:
             same = (_identity(rb) == _identity(b), _identity(fa) == _identity(a))
@@ -197,6 +201,22 @@ class Switchover:
             time.sleep(POLL)
         self.step(f"REV started (pid {pid})")
 
+    # -- 4. B takes the writes ------------------------------------------------------------
+    def make_writable(self, b) -> None:
+        settings, flavor, _ = readonly.read_settings(b)
+        writable = ro.writable_settings(settings, flavor)
+        if not writable:
+            return
+        where = f"B ({_server(self.fwd.target)})"
+        try:
+            _set(b, writable)
+        except Exception as exc:
+            raise SwitchoverFailed(f"switched over (REV runs, FWD stopped), but {where} "
+                                   f"stays read-only: {exc} — {ro.set_statement(writable)} "
+                                   "on B before moving the application's writes there"
+                                   ) from exc
+        self.step(f"{where} made writable: {ro.set_statement(writable)}")
+
     # -- failure -------------------------------------------------------------------------
     def roll_back(self, a, flavor: str) -> None:
         if self.undo.rev_started:
@@ -221,6 +241,7 @@ class Switchover:
     def run(self) -> float:
         """The switchover; returns how long A was read-only before REV ran (seconds)."""
         f, r = self.fwd, self.rev
+        self.check_daemons()
         with connect(r.target, section="target") as a, connect(f.target,
                                                                 section="target") as b, \
                 connect(r.source, section="source") as rb:
@@ -243,12 +264,7 @@ class Switchover:
                 raise
             held = time.monotonic() - self.began
             self.step(f"A was read-only for {held:.3f} s (read-only set -> REV running)")
-            b_settings, b_flavor, _ = readonly.read_settings(b)
-            writable = ro.writable_settings(b_settings, b_flavor)
-            if writable:
-                _set(b, writable)
-                self.step(f"B ({_server(f.target)}) made writable: "
-                          f"{ro.set_statement(writable)}")
+            self.make_writable(b)
         self.echo(f"switchover done: move the application's writes to B ({_server(f.target)})"
                   f"; A ({_server(r.target)}) stays read_only = ON and receives B's writes "
                   f"through REV; to switch back: applier switchover --config {self.rev_path}"
