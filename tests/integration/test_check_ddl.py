@@ -75,6 +75,13 @@ def test_target_side_allowed_and_refused(shop, tmp_path):
     assert not result["ok"] and result["before"]["ok"]
     assert _columns(result["after"])["a"] == ("int", "smallint", "refused")
     assert "PRIMARY" not in (result["after"]["lookup"] or "")
+    text = subprocess.run([*APPLIER, "check", "--config", str(tmp_path / "applier.toml"),
+                           "--ddl", f"ALTER TABLE {s}.orders MODIFY a SMALLINT",
+                           "--side", "target"], capture_output=True, text=True, timeout=120)
+    assert text.returncode == ExitStatus.REPLICATION_STOPPED, text.stderr
+    now, after = text.stdout.split("after the statement:")
+    assert "int                    -> a                    bigint" in now
+    assert "smallint" in after and "refused" in after and "would stop replicating" in after
 
 
 def test_source_side_allowed_and_refused(shop, tmp_path):
