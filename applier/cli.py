@@ -120,15 +120,31 @@ def status(ctx, config_path: str, as_json: bool) -> None:
 @main.command()
 @CONFIG
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.option("--ddl", default=None, metavar="'ALTER TABLE db.t ...'",
+              help="Preview a planned ALTER TABLE (tried on a scratch copy, never on the "
+                   "table): the decisions after it.")
+@click.option("--side", type=click.Choice(["source", "target"]), default=None,
+              help="With --ddl: the server the statement is planned on.")
 @click.pass_context
-def check(ctx, config_path: str, as_json: bool) -> None:
+def check(ctx, config_path: str, as_json: bool, ddl: str | None, side: str | None) -> None:
     """Preflight: each column's conversion decision and the lookup key; applies nothing."""
     from applier.ops.check import format_check, run_check
 
+    if (ddl is None) != (side is None):
+        raise click.UsageError("--ddl and --side go together: check --ddl 'ALTER TABLE "
+                               "db.t ...' --side source|target")
     cfg = _load(config_path)
     _setup_logging(cfg.daemon.log_level, ctx.obj["debug"])
-    result = run_check(cfg)
-    click.echo(json.dumps(result, indent=2, default=str) if as_json else format_check(result))
+    if ddl is not None:
+        from applier.ops.ddlpreview import format_preview, preview_ddl
+
+        result = preview_ddl(cfg, ddl, side)
+        click.echo(json.dumps(result, indent=2, default=str) if as_json
+                   else format_preview(result))
+    else:
+        result = run_check(cfg)
+        click.echo(json.dumps(result, indent=2, default=str) if as_json
+                   else format_check(result))
     sys.exit(0 if result["ok"] else int(ExitStatus.REPLICATION_STOPPED))
 
 
@@ -173,6 +189,23 @@ def skip(ctx, config_path: str, yes: bool) -> None:
     _setup_logging(cfg.daemon.log_level, ctx.obj["debug"])
     run_skip(cfg, yes=yes, interactive=sys.stdin.isatty(), echo=click.echo,
              confirm=lambda question: click.confirm(question, default=False))
+
+
+@main.command()
+@CONFIG
+@click.option("--reverse", "reverse_path", required=True, type=click.Path(dir_okay=False),
+              help="The reverse applier's configuration (FWD's target -> FWD's source).")
+@click.option("--timeout", type=click.FloatRange(min=1), default=60.0, show_default=True,
+              help="Seconds for FWD to apply everything and for REV to start.")
+@click.pass_context
+def switchover(ctx, config_path: str, reverse_path: str, timeout: float) -> None:
+    """Move the source role from FWD's source A to its target B: A read-only, FWD drained
+    and stopped, REV (B -> A) started where B is now; on a failure A is put back."""
+    from applier.ops.switchover import run_switchover
+
+    fwd, rev = _load(config_path), _load(reverse_path)
+    _setup_logging(fwd.daemon.log_level, ctx.obj["debug"])
+    run_switchover(fwd, rev, config_path, reverse_path, timeout, echo=click.echo)
 
 
 @main.group()

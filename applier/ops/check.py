@@ -147,16 +147,33 @@ def trigger_findings(rep: TableCheck, found: list[Trigger], policy: str) -> None
         _problem(rep, text)
 
 
+def check_pair(cfg: Config, src_def: TableDef, target_def: TableDef | None, target_conn,
+               row_image: str) -> TableCheck:
+    """One table's report: its definitions on both sides (as read now, or as a planned
+    change would leave them: `applier.ops.ddlpreview`) and the target's triggers."""
+    r = cfg.replication
+    rep = check_table(src_def, target_def, Mode.parse(r.type_conversions), r.column_mapping,
+                      row_image or "FULL")
+    trigger_findings(rep, triggers_on(target_conn, src_def.schema, src_def.table),
+                     r.target_triggers)
+    return rep
+
+
+def source_settings(cfg: Config) -> dict:
+    """The source's version, flavour and binlog settings (strings, as the server says)."""
+    found = read_settings(cfg.source)
+    return {"version": found.version, "flavor": found.flavor,
+            "log_bin": "ON" if found.log_bin else "OFF",
+            "binlog_format": found.binlog_format,
+            "binlog_row_image": found.binlog_row_image,
+            "binlog_row_metadata": found.binlog_row_metadata}
+
+
 def run_check(cfg: Config) -> dict:
     r = cfg.replication
     mode = Mode.parse(r.type_conversions)
     accept = table_filter(r.do_tables, r.ignore_tables)
-    found = read_settings(cfg.source)
-    settings = {"version": found.version, "flavor": found.flavor,
-                "log_bin": "ON" if found.log_bin else "OFF",
-                "binlog_format": found.binlog_format,
-                "binlog_row_image": found.binlog_row_image,
-                "binlog_row_metadata": found.binlog_row_metadata}
+    settings = source_settings(cfg)
     problems = [f"source {k} is {settings[k]!r}, needs {v!r} — set {k}={v} on the source"
                 for k, v in REQUIRED.items() if str(settings[k]).upper() != v]
     warnings = [f"source {k} is {settings[k]!r}; {v} is recommended (column names, "
@@ -171,11 +188,8 @@ def run_check(cfg: Config) -> dict:
             if (schema, table) == skip:
                 continue
             src_def = read_table(source, schema, table)
-            reports.append(check_table(src_def, read_table(target, schema, table), mode,
-                                       r.column_mapping,
-                                       found.binlog_row_image or "FULL"))
-            trigger_findings(reports[-1], triggers_on(target, schema, table),
-                             r.target_triggers)
+            reports.append(check_pair(cfg, src_def, read_table(target, schema, table),
+                                      target, settings["binlog_row_image"]))
     finally:
         source.close()
         target.close()
@@ -190,20 +204,27 @@ def format_check(result: dict) -> str:
     lines += [f"PROBLEM: {p}" for p in result["problems"]]
     lines += [f"warning: {w}" for w in result["warnings"]]
     for t in result["tables"]:
-        lines.append(f"\n{t['table']}: {'ok' if t['ok'] else 'WILL STOP'}"
-                     + (f" — {t['problem']}" if t["problem"] else ""))
-        for c in t["columns"]:
-            lines.append(f"  {c['index']:>3} {c['source_column'] or '?':<20} "
-                         f"{c['source_type']:<22} -> {c['target_column']:<20} "
-                         f"{c['target_type']:<22} {c['decision']}"
-                         + ("  (replica's own)" if c.get("deliberate") else ""))
-        if t["extra_on_target"]:
-            lines.append(f"  extra on target (defaults): {', '.join(t['extra_on_target'])}")
-        if t["missing_on_target"]:
-            lines.append(f"  missing on target (dropped): {', '.join(t['missing_on_target'])}")
-        if t["lookup"]:
-            lines.append(f"  lookup: {t['lookup']}")
-        if t.get("triggers"):
-            lines.append(f"  triggers on target: {', '.join(t['triggers'])}")
-        lines += [f"  note: {n}" for n in t.get("notes", [])]
+        lines.append("")
+        lines += format_table(t)
     return "\n".join(lines)
+
+
+def format_table(t: dict) -> list[str]:
+    """One table's report (a TableCheck as a dict), a line each."""
+    lines = [f"{t['table']}: {'ok' if t['ok'] else 'WILL STOP'}"
+             + (f" — {t['problem']}" if t["problem"] else "")]
+    for c in t["columns"]:
+        lines.append(f"  {c['index']:>3} {c['source_column'] or '?':<20} "
+                     f"{c['source_type']:<22} -> {c['target_column']:<20} "
+                     f"{c['target_type']:<22} {c['decision']}"
+                     + ("  (replica's own)" if c.get("deliberate") else ""))
+    if t["extra_on_target"]:
+        lines.append(f"  extra on target (defaults): {', '.join(t['extra_on_target'])}")
+    if t["missing_on_target"]:
+        lines.append(f"  missing on target (dropped): {', '.join(t['missing_on_target'])}")
+    if t["lookup"]:
+        lines.append(f"  lookup: {t['lookup']}")
+    if t.get("triggers"):
+        lines.append(f"  triggers on target: {', '.join(t['triggers'])}")
+    lines += [f"  note: {n}" for n in t.get("notes", [])]
+    return lines

@@ -1,0 +1,214 @@
+"""`applier check --ddl "ALTER TABLE db.t ..." --side source|target`: each column's
+decision and the lookup key as they would be after a planned change, tried on a scratch
+copy of the table's definition, never on the table.
+
+The scratch copy: a new schema ``_applier_ddl_preview_<pid>_<random>`` on the server of
+that side (created without IF NOT EXISTS: a schema that exists is never used nor dropped),
+the table created LIKE the real one there (columns, indexes, partitioning; not foreign
+keys), the statement run with its table's name replaced (applier.ops.plannedddl), the
+definition read as `check` reads it (information_schema), and the schema dropped, on error
+too. The session runs with ``sql_log_bin = 0``: nothing reaches the binlog, so neither
+this applier, a reverse applier nor a server replica ever sees the scratch copy (a server
+with its binlog on refuses the preview without the privilege to set it).
+
+A planned change on the source is what the daemon sees in the binlog: with
+``[replication] ddl = "apply"`` it runs the same statement on the target, unless the DDL
+policy stops (a column the replica defines differently would be redefined:
+applier.apply.ddlpolicy), so the target's copy is altered too; with ``ddl = "ignore"`` the
+target keeps its definition."""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+from dataclasses import replace
+
+from applier.apply.ddlpolicy import DdlPolicy
+from applier.apply.schema import read_table
+from applier.apply.target import connect, flavor_of
+from applier.binlog.sqltext import Dialect
+from applier.binlog.statements import classify_statement
+from applier.config import Config
+from applier.core.columndefs import as_source_table
+from applier.core.conversions import Mode
+from applier.core.filters import table_filter
+from applier.core.position import Position
+from applier.core.types import TableDef
+from applier.errors import ReplicationStopped
+from applier.ops.check import check_pair, format_table, source_settings
+from applier.ops.plannedddl import PlannedAlter, PlannedDdlError, read_alter
+from applier.server_codes import error_code
+from applier.sql.names import quote
+
+log = logging.getLogger(__name__)
+
+SCRATCH_PREFIX = "_applier_ddl_preview_"
+SIDES = ("source", "target")
+_PLANNED = Position("<planned>", 0)
+
+
+class PreviewFailed(ReplicationStopped):
+    """The planned statement cannot run on the scratch copy, or the copy cannot be made
+    (exit 3: the statement would fail, or the preview needs a privilege)."""
+
+
+def _one_line(exc: BaseException) -> str:
+    code = error_code(exc)
+    text = str(exc.args[-1]) if getattr(exc, "args", None) else str(exc)
+    return (f"({code}) " if code else "") + " ".join(text.split())
+
+
+class ScratchCopy:
+    """A throwaway schema on one server holding copies of tables (see the module)."""
+
+    def __init__(self, conn, server: str):
+        self.conn = conn
+        self.server = server  # "source" or "target", for messages
+        self.schema = f"{SCRATCH_PREFIX}{os.getpid()}_{secrets.token_hex(6)}"
+        self.created = False
+
+    def _run(self, sql: str, doing: str) -> None:
+        try:
+            with self.conn.cursor() as cur:
+                cur.execute(sql)
+        except Exception as exc:
+            if not error_code(exc):
+                raise
+            raise PreviewFailed(f"{doing} on the {self.server} failed: {_one_line(exc)}",
+                                code=error_code(exc)) from None
+
+    def __enter__(self) -> ScratchCopy:
+        self._keep_out_of_binlog()
+        self._run(f"CREATE DATABASE {quote(self.schema)}",
+                  f"creating the scratch schema {self.schema}")
+        self.created = True
+        return self
+
+    def _keep_out_of_binlog(self) -> None:
+        try:
+            with self.conn.cursor() as cur:
+                cur.execute("SET SESSION sql_log_bin = 0")
+        except Exception as exc:
+            if not error_code(exc):
+                raise
+            with self.conn.cursor() as cur:
+                cur.execute("SELECT @@GLOBAL.log_bin")
+                if str(cur.fetchone()[0]) in ("0", "OFF"):
+                    return  # no binlog: nothing to keep out
+            grant = ("BINLOG ADMIN" if flavor_of(self.conn) == "mariadb"
+                     else "SYSTEM_VARIABLES_ADMIN")
+            raise PreviewFailed(
+                f"check --ddl keeps its scratch copy out of the {self.server}'s binlog and "
+                f"may not set sql_log_bin = 0 there: {_one_line(exc)} — GRANT {grant} ON *.* "
+                f"to the [{self.server}] user, or preview with a user that has it") from None
+
+    def copy(self, schema: str, table: str) -> None:
+        self._run(f"CREATE TABLE {quote(self.schema)}.{quote(table)} LIKE "
+                  f"{quote(schema)}.{quote(table)}", f"copying {schema}.{table}")
+
+    def alter(self, planned: PlannedAlter) -> None:
+        self._run(planned.on(self.schema), f"the statement on a copy of "
+                                           f"{planned.schema}.{planned.table}")
+
+    def read(self, planned: PlannedAlter) -> TableDef:
+        found = read_table(self.conn, self.schema, planned.table)
+        if found is None:
+            raise PreviewFailed(f"the copy of {planned.schema}.{planned.table} on the "
+                                f"{self.server} is gone after the statement")
+        return replace(found, schema=planned.schema, table=planned.table)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.created:
+            try:
+                with self.conn.cursor() as cur:
+                    cur.execute(f"DROP DATABASE IF EXISTS {quote(self.schema)}")
+            except Exception:  # noqa: BLE001 - say so, and let the first error through
+                log.warning("could not drop the scratch schema %s on the %s: drop it by "
+                            "hand", self.schema, self.server, exc_info=True)
+
+
+def altered(conn, server: str, planned: PlannedAlter) -> TableDef:
+    """The table's definition after the planned statement, from a scratch copy."""
+    with ScratchCopy(conn, server) as scratch:
+        scratch.copy(planned.schema, planned.table)
+        scratch.alter(planned)
+        return scratch.read(planned)
+
+
+def _policy_stop(cfg: Config, target, src_def: TableDef, planned: PlannedAlter) -> str | None:
+    """The DDL policy's stop for a source statement the daemon would replay, or None."""
+    src = as_source_table(src_def)
+    known = {(planned.schema, planned.table): {c.name.lower(): c for c in src.columns}}
+    policy = DdlPolicy(target, Mode.parse(cfg.replication.type_conversions), known)
+    dialect = Dialect(mariadb=flavor_of(target) == "mariadb")
+    info = classify_statement(planned.sql, "", dialect)
+    try:
+        policy.prepare(info, planned.sql, "", dialect, _PLANNED)
+    except ReplicationStopped as exc:
+        return str(exc).replace(f"The DDL statement ending at {_PLANNED}", "The statement")
+    return None
+
+
+def preview_ddl(cfg: Config, sql: str, side: str) -> dict:
+    """The report of `check --ddl`: the table before and after the planned statement."""
+    if side not in SIDES:
+        raise PlannedDdlError(f"--side {side!r}: use --side source or --side target")
+    r = cfg.replication
+    settings = source_settings(cfg)
+    source = connect(cfg.source, section="source")
+    target = connect(cfg.target, section="target")
+    try:
+        conn = source if side == "source" else target
+        planned = read_alter(sql, Dialect(mariadb=flavor_of(conn) == "mariadb"))
+        name = f"{planned.schema}.{planned.table}"
+        if (not table_filter(r.do_tables, r.ignore_tables)(planned.schema, planned.table)
+                or r.checkpoint_table.lower() == name.lower()):
+            raise PlannedDdlError(f"--ddl: {name} is not a replicated table (the filters "
+                                  "do_tables/ignore_tables leave it out) — name a table this "
+                                  "configuration replicates")
+        src_def = read_table(source, planned.schema, planned.table)
+        tgt_def = read_table(target, planned.schema, planned.table)
+        if (src_def if side == "source" else tgt_def) is None:
+            raise PlannedDdlError(f"--ddl: {name} does not exist on the {side} — name a "
+                                  "table this configuration replicates")
+        if src_def is None:
+            raise PlannedDdlError(f"--ddl: {name} does not exist on the source, so it is "
+                                  "not replicated — name a table the source has")
+        image = settings["binlog_row_image"]
+        before = check_pair(cfg, src_def, tgt_def, target, image)
+        notes: list[str] = []
+        src_after, tgt_after, stop = src_def, tgt_def, None
+        if side == "target":
+            tgt_after = altered(target, "target", planned)
+        else:
+            src_after = altered(source, "source", planned)
+            if r.ddl == "apply" and tgt_def is not None:
+                stop = _policy_stop(cfg, target, src_def, planned)
+                if stop is None:
+                    tgt_after = altered(target, "target", planned)
+                    notes.append('ddl = "apply": the daemon runs the statement on the '
+                                 "target too (its copy was altered as well)")
+            else:
+                notes.append(f'ddl = "{r.ddl}": the target keeps its definition')
+        after = check_pair(cfg, src_after, tgt_after, target, image)
+        if stop is not None:
+            after.ok = False
+            after.problem = "; ".join(p for p in (stop, after.problem) if p)
+    finally:
+        source.close()
+        target.close()
+    return {"ok": after.ok, "ddl": " ".join(sql.split()), "side": side, "table": name,
+            "type_conversions": str(Mode.parse(r.type_conversions)), "notes": notes,
+            "before": before.__dict__, "after": after.__dict__}
+
+
+def format_preview(result: dict) -> str:
+    lines = [f"planned on the {result['side']}: {result['ddl']}",
+             f"type_conversions = '{result['type_conversions']}'"]
+    lines += [f"note: {n}" for n in result["notes"]]
+    lines += ["", "now:"] + format_table(result["before"])
+    lines += ["", "after the statement:"] + format_table(result["after"])
+    lines += ["", f"verdict: {result['table']} "
+              + ("keeps replicating" if result["ok"] else "would stop replicating")]
+    return "\n".join(lines)
