@@ -43,7 +43,7 @@ from pymysqlreplication.event import BinLogEvent, QueryEvent
 from pymysqlreplication.table import Table
 
 from applier import drivers
-from applier.binlog import gtidwire, libquery, tablemapwire
+from applier.binlog import gtidwire, libquery, tablemapwire, wireevent
 from applier.binlog.checksum import ChecksumError
 from applier.binlog.eventtypes import HANDLED
 from applier.errors import ReplicationStopped
@@ -173,8 +173,7 @@ class EventFactory:
         self.post_header_lengths = ev.post_header_len
 
     def post_header_len(self, event_type: int, default: int) -> int:
-        lengths = self.post_header_lengths or ()
-        return lengths[event_type - 1] if 0 < event_type <= len(lengths) else default
+        return wireevent.post_header_len(self.post_header_lengths, event_type, default)
 
     def build(self, event: bytes, table_map: dict, ctl: Any):
         """The library's object for `event`, or None when the library drops it."""

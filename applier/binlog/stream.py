@@ -47,7 +47,7 @@ import pymysql
 from pymysqlreplication import BinLogStreamReader
 
 from applier import drivers
-from applier.binlog import checksum, eventtypes, libevents, rowimage
+from applier.binlog import checksum, eventreader, eventtypes, libevents, rowimage
 from applier.binlog.assembler import Assembler
 from applier.binlog.connfail import connect_failure
 from applier.binlog.events import Transaction
@@ -179,7 +179,8 @@ class BinlogSource:
                  *, blocking: bool = True, table_filter: TableFilter | None = None,
                  heartbeat: float | None = None,
                  on_heartbeat: Callable[[], None] | None = None,
-                 handled: frozenset[int] = eventtypes.HANDLED):
+                 handled: frozenset[int] = eventtypes.HANDLED,
+                 read_from_bytes: frozenset[int] = eventreader.FAST):
         self.library_events = drivers.install(libevents.PATCHES)  # the classes it builds
         self.cfg = cfg
         self.server_id = server_id
@@ -190,8 +191,10 @@ class BinlogSource:
         self.on_heartbeat = on_heartbeat  # called on each one (the daemon's watchdog ping)
         self.log_file: str | None = None  # the file being read (after rotations)
         self.handled = handled
+        self.read_from_bytes = read_from_bytes  # event types read without the library
         self.tables: dict[int, tuple[types.SourceTable, Sequence[rowimage.ColumnCodec]]] = {}
         self._stream: BinLogStreamReader | None = None
+        self._events: eventreader.EventReader | None = None
         self._stream_connections = 0
         self._received = False  # any event read: later failures are transient
         self._interrupted = False  # interrupt() was called: stop reading
@@ -273,6 +276,7 @@ class BinlogSource:
             only_events=self.library_events, filter_non_implemented_events=False,
             freeze_schema=False, enable_logging=False, slave_heartbeat=self.heartbeat,
             pymysql_wrapper=self._connect_once)
+        self._events = eventreader.EventReader(self._stream, self.read_from_bytes)
         log.info("reading the source binlog from %s (server_id %d, %s)",
                  sp.gtid_set or f"{sp.log_file}:{sp.log_pos}", self.server_id,
                  "blocking" if self.blocking else "until caught up")
@@ -294,7 +298,7 @@ class BinlogSource:
         if self._stream_connections > 1:
             raise TransientError("lost the source binlog connection at "
                                  f"{self.log_file}; resume from the last checkpoint")
-        conn = pymysql.connect(**kwargs)
+        conn = drivers.PushbackConnection(**kwargs)  # applier.binlog.eventreader
         with conn.cursor() as cur:
             cur.execute("SET @master_binlog_checksum = 'CRC32'")
         return conn
@@ -303,7 +307,7 @@ class BinlogSource:
         if self._interrupted:
             raise TransientError("reading the source binlog was interrupted")
         try:
-            event = self._stream.fetchone()
+            event = self._events.next()
             self._received = True
             return event
         except (TransientError, ReplicationStopped):

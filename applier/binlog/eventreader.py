@@ -1,0 +1,113 @@
+"""The stream's events as `WireEvent`s: the frequent ones read from their packets' bytes,
+every other through the library's stream reader. The protocol side of
+`applier.binlog.stream.BinlogSource`.
+
+A small source transaction is about ten events (GTID, BEGIN on MySQL, a TABLE_MAP and a
+rows event per statement, XID). Building each through mysql-replication (its
+``fetchone``, its packet wrapper, an event class per type) cost more than everything
+else the applier does to read it (bench/bench_binlog_read.py, issue 23), and for
+table maps and rows events the library reads nothing the assembler uses. So
+`EventReader` reads each packet from the library's stream connection itself, and:
+
+  * an event of a type in `FAST` whose bytes are as the library would read them
+    without error (`readable`) becomes a WireEvent from its bytes alone, its checksum
+    checked as the library's packet wrapper checks it
+    (`applier.binlog.checksum.ChecksumFollower`, the same follower);
+  * any other packet (every other event type, a QUERY other than ``BEGIN``, an event
+    whose bytes do not add up, the end of the stream) is given back to the connection
+    (`applier.drivers.PushbackConnection`) and read by the library's ``fetchone``
+    exactly as before, which connects, parses, follows ROTATE and FORMAT_DESCRIPTION,
+    and ends the stream; its object rides along in the WireEvent (``lib``).
+
+The first event is always the library's: it opens the stream and control connections.
+A packet that cannot be read (a lost connection, an error packet) raises PyMySQL's
+error from the read, as it raised from inside ``fetchone`` (the library reconnects on a
+lost connection, which `BinlogSource` refuses: both are TransientError to the daemon).
+"""
+
+from __future__ import annotations
+
+from applier import drivers
+from applier.binlog import eventtypes as et
+from applier.binlog import wireevent
+from applier.binlog.checksum import ChecksumError
+from applier.binlog.wireevent import WireEvent
+from applier.errors import ReplicationStopped
+
+# Event types read from their bytes. Their minimum body lengths: what the library reads
+# of them without failing (BEGIN is checked whole, table maps and rows events are read
+# by the assembler, which refuses what does not add up, as it does for the library's).
+MIN_BODY = {et.GTID: wireevent.MYSQL_GTID_LEN, et.ANONYMOUS_GTID: wireevent.MYSQL_GTID_LEN,
+            et.MARIADB_GTID: wireevent.MARIADB_GTID_LEN, et.XID: 8, et.QUERY: 0,
+            et.TABLE_MAP: 0} | dict.fromkeys(et.ROWS, 0)
+FAST = frozenset(MIN_BODY)
+_OK = 0  # the first byte of a binlog event packet
+_TYPE_AT = 5  # the event type's byte in the packet: OK byte, timestamp 4
+
+
+class EventReader:
+    """WireEvents from `reader`, a mysql-replication BinLogStreamReader whose stream
+    connection is a `drivers.PushbackConnection` and whose control connection carries
+    the ``binlog_checksums`` follower (`applier.binlog.stream.BinlogSource` makes both).
+    fast: the event types read from bytes (empty: all through the library)."""
+
+    def __init__(self, reader, fast: frozenset[int] = FAST):
+        self.reader = reader
+        self.fast = fast
+        self.conn = None  # the stream connection, once the library has opened it
+        self._read = None  # its packet read
+        self.opened = False
+        self.checksums = None  # the control connection's ChecksumFollower
+        self.mariadb = False
+        self.query_post_header = wireevent.QUERY_POST_HEADER_LEN
+
+    def next(self) -> WireEvent | None:
+        """The next event, or None at the end of the stream (non-blocking mode)."""
+        read = self._read
+        if read is None:
+            return self._library()
+        pkt = read()
+        data = pkt.get_all_data()
+        if len(data) > wireevent.HEADER_LEN and data[_TYPE_AT] in self.fast \
+                and data[0] == _OK:
+            ev = self._from_bytes(data)
+            if ev is not None:
+                return ev
+        self.conn.push_back(pkt)
+        return self._library()
+
+    def _from_bytes(self, data: bytes) -> WireEvent | None:
+        try:
+            has_checksum = self.checksums.has_checksum(memoryview(data)[1:])
+        except ChecksumError as exc:  # as the library's packet wrapper raises it
+            raise ReplicationStopped(f"{exc}; replication stops here") from None
+        ev = wireevent.from_packet(data, wireevent.CHECKSUM_LEN if has_checksum else 0,
+                                   self.mariadb)
+        if ev is None or len(ev.body) < MIN_BODY[ev.type_code]:
+            return None
+        if ev.type_code == et.QUERY and not wireevent.is_begin(ev.body,
+                                                               self.query_post_header):
+            return None
+        return ev
+
+    def _library(self) -> WireEvent | None:
+        lib = self.reader.fetchone()
+        if lib is None:
+            return None
+        if not self.opened:
+            self._opened()
+        if lib.event_type == et.FORMAT_DESCRIPTION:
+            self.query_post_header = wireevent.post_header_len(
+                lib.post_header_len, et.QUERY, wireevent.QUERY_POST_HEADER_LEN)
+        return wireevent.of_library(lib)
+
+    def _opened(self) -> None:
+        """The library has connected: its connections, and the source's kind."""
+        self.opened = True
+        conn = drivers.stream_connection(self.reader)
+        ctl = drivers.ctl_connection(self.reader)
+        self.checksums = getattr(ctl, "binlog_checksums", None)
+        if not isinstance(conn, drivers.PushbackConnection) or self.checksums is None:
+            return  # not the applier's connections: the library reads every event
+        self.conn, self._read = conn, drivers.packet_reader(conn)
+        self.mariadb = "MariaDB" in ctl.get_server_info()
