@@ -9,10 +9,10 @@ else the applier does to read it (bench/bench_binlog_read.py, issue 23), and for
 table maps and rows events the library reads nothing the assembler uses. So
 `EventReader` reads each packet from the library's stream connection itself, and:
 
-  * an event of a type in `FAST` whose bytes are as the library would read them
-    without error (`readable`) becomes a WireEvent from its bytes alone, its checksum
-    checked as the library's packet wrapper checks it
-    (`applier.binlog.checksum.ChecksumFollower`, the same follower);
+  * an event of a type in `wireevent.FAST` whose bytes are as the library would read
+    them without error becomes a WireEvent from its bytes alone (`wireevent.read_fast`),
+    its checksum checked as the library's packet wrapper checks it (the same
+    `applier.binlog.checksum.ChecksumFollower`);
   * any other packet (every other event type, a QUERY other than ``BEGIN``, an event
     whose bytes do not add up, the end of the stream) is given back to the connection
     (`applier.drivers.PushbackConnection`) and read by the library's ``fetchone``
@@ -34,13 +34,6 @@ from applier.binlog.checksum import ChecksumError
 from applier.binlog.wireevent import WireEvent
 from applier.errors import ReplicationStopped
 
-# Event types read from their bytes. Their minimum body lengths: what the library reads
-# of them without failing (BEGIN is checked whole, table maps and rows events are read
-# by the assembler, which refuses what does not add up, as it does for the library's).
-MIN_BODY = {et.GTID: wireevent.MYSQL_GTID_LEN, et.ANONYMOUS_GTID: wireevent.MYSQL_GTID_LEN,
-            et.MARIADB_GTID: wireevent.MARIADB_GTID_LEN, et.XID: 8, et.QUERY: 0,
-            et.TABLE_MAP: 0} | dict.fromkeys(et.ROWS, 0)
-FAST = frozenset(MIN_BODY)
 _OK = 0  # the first byte of a binlog event packet
 _TYPE_AT = 5  # the event type's byte in the packet: OK byte, timestamp 4
 
@@ -51,7 +44,7 @@ class EventReader:
     the ``binlog_checksums`` follower (`applier.binlog.stream.BinlogSource` makes both).
     fast: the event types read from bytes (empty: all through the library)."""
 
-    def __init__(self, reader, fast: frozenset[int] = FAST):
+    def __init__(self, reader, fast: frozenset[int] = wireevent.FAST):
         self.reader = reader
         self.fast = fast
         self.conn = None  # the stream connection, once the library has opened it
@@ -81,14 +74,8 @@ class EventReader:
             has_checksum = self.checksums.has_checksum(memoryview(data)[1:])
         except ChecksumError as exc:  # as the library's packet wrapper raises it
             raise ReplicationStopped(f"{exc}; replication stops here") from None
-        ev = wireevent.from_packet(data, wireevent.CHECKSUM_LEN if has_checksum else 0,
-                                   self.mariadb)
-        if ev is None or len(ev.body) < MIN_BODY[ev.type_code]:
-            return None
-        if ev.type_code == et.QUERY and not wireevent.is_begin(ev.body,
-                                                               self.query_post_header):
-            return None
-        return ev
+        return wireevent.read_fast(data, wireevent.CHECKSUM_LEN if has_checksum else 0,
+                                   self.mariadb, self.query_post_header)
 
     def _library(self) -> WireEvent | None:
         lib = self.reader.fetchone()

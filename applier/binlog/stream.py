@@ -47,7 +47,7 @@ import pymysql
 from pymysqlreplication import BinLogStreamReader
 
 from applier import drivers
-from applier.binlog import checksum, eventreader, eventtypes, libevents, rowimage
+from applier.binlog import checksum, eventreader, eventtypes, libevents, rowimage, wireevent
 from applier.binlog.assembler import Assembler
 from applier.binlog.connfail import connect_failure
 from applier.binlog.events import Transaction
@@ -180,7 +180,7 @@ class BinlogSource:
                  heartbeat: float | None = None,
                  on_heartbeat: Callable[[], None] | None = None,
                  handled: frozenset[int] = eventtypes.HANDLED,
-                 read_from_bytes: frozenset[int] = eventreader.FAST):
+                 read_from_bytes: frozenset[int] = wireevent.FAST):
         self.library_events = drivers.install(libevents.PATCHES)  # the classes it builds
         self.cfg = cfg
         self.server_id = server_id
