@@ -53,6 +53,7 @@ class EventReader:
         self.checksums = None  # the control connection's ChecksumFollower
         self.mariadb = False
         self.query_post_header = wireevent.QUERY_POST_HEADER_LEN
+        self.by_library = 0  # events the library parsed (the others: from their bytes)
 
     def next(self) -> WireEvent | None:
         """The next event, or None at the end of the stream (non-blocking mode)."""
@@ -81,6 +82,7 @@ class EventReader:
         lib = self.reader.fetchone()
         if lib is None:
             return None
+        self.by_library += 1
         if not self.opened:
             self._opened()
         if lib.event_type == et.FORMAT_DESCRIPTION:

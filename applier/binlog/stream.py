@@ -257,6 +257,12 @@ class BinlogSource:
         """The stream has delivered events (replication ran in this session)."""
         return self._received
 
+    @property
+    def events_by_library(self) -> int:
+        """How many events of this stream the library parsed (`applier.binlog.eventreader`
+        reads the others from their bytes)."""
+        return self._events.by_library if self._events is not None else 0
+
     def library_context(self) -> tuple[dict, object]:
         """The library's table map and control connection, to build events from bytes."""
         return self._stream.table_map, drivers.ctl_connection(self._stream)
