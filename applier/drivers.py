@@ -14,6 +14,10 @@ Why the applier reaches inside the libraries:
     QUERY event's status variables are read by a private method (`TolerantQueryEvent`);
   * its control connection and stream socket are private attributes of the reader
     (`ctl_connection`, `stream_socket`);
+  * the applier reads the stream's packets itself (`packet_reader`: PyMySQL's
+    ``_read_packet``) and gives those it leaves to the library back to the connection,
+    whose ``_read_packet`` the reader calls (`PushbackConnection`,
+    `applier.binlog.eventreader`);
   * PyMySQL has no asynchronous query: `send_query` and `read_query_result` are the two
     halves of ``Connection.query`` (`applier.apply.inflight`).
 

@@ -1,4 +1,8 @@
-"""The library's event objects, for every event and from raw bytes.
+"""The library's event objects, for every event it reads and from raw bytes.
+
+`applier.binlog.eventreader` reads the frequent events (GTID, BEGIN, XID, table maps, rows
+events) from their bytes; every other event, and any of those whose bytes do not add up,
+the library reads, and the classes here are what it builds.
 
 mysql-replication (1.0.17) hides events in three ways; the applier turns each off so that
 every event reaches `applier.binlog.assembler` (which uses it, passes it over as carrying no

@@ -89,12 +89,10 @@ from applier.mysqljson import jsondiff
 from applier.mysqljson.jsonbinary import decode_json
 from applier.mysqljson.jsondoc import JsonDoc
 
-# -- event framing (applier.binlog.rowsbody, re-exported) ----------------------------
 
 class TableCodecs(tuple):
-    """A table's codecs (a tuple of ColumnCodec) that computes its hash once, and its
-    decoders (`decoders`) once. Equal to, and hashed as, the plain tuple of the same
-    codecs."""
+    """A table's codecs (tuple of ColumnCodec), hashed once, its `decoders` made once.
+    Equal to, and hashed as, the plain tuple of the same codecs."""
 
     def __hash__(self) -> int:
         try:
@@ -104,10 +102,9 @@ class TableCodecs(tuple):
             return value
 
     def decoders(self) -> tuple[tuple, tuple | None]:
-        """(a reader per column, the compiled decoder's specs or None without it), made
-        on the first call: the decoder's caches are not asked for every rows event (a
-        cache keyed by codecs compares an equal table's codecs column by column when a
-        new stream builds its own)."""
+        """(a reader per column, the compiled decoder's specs or None), made once: not
+        looked up per rows event in caches keyed by codecs (which compare an equal
+        table's codecs column by column when a new stream builds its own)."""
         try:
             return self.__dict__["_decoders"]
         except KeyError:
@@ -126,14 +123,12 @@ def decode_rows(rb: RowsBody, codecs: Sequence[ColumnCodec]) -> list[tuple[dict 
         readers, specs = codecs.decoders()
     else:
         codecs = tuple(codecs)
-        readers = _readers(codecs)
-        specs = rowc.c_specs(codecs) if rowc._rowc is not None else None
-    if specs is not None and not rb.partial:
-        kind = rb.kind
+        readers, specs = _readers(codecs), rowc._rowc and rowc.c_specs(codecs)
+    if specs and not rb.partial:
         try:
             return rowc._rowc.decode_rows(
-                rb.rows, rowc.C_KINDS[kind], _present(rb.present, ncols),
-                _present(rb.present_after, ncols) if kind == "update" else None,
+                rb.rows, rowc.C_KINDS[rb.kind], _present(rb.present, ncols),
+                _present(rb.present_after, ncols) if rb.kind == "update" else None,
                 specs, readers)
         except rowc._rowc.Fallback:
             pass  # the bytes did not decode cleanly: the Python path gives the exact error

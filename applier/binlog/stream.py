@@ -20,17 +20,20 @@ mysql-replication 1.0.17, asserted in tests/integration/test_exact_values.py):
     in the middle of a transaction: we forbid that and raise TransientError instead, so
     the applier resumes from its last committed checkpoint.
 
-The library hides nothing from us (`applier.binlog.libevents`, patched in by
-`applier.drivers.install` when a reader is made, never on import): every event reaches
-`applier.binlog.assembler`, which groups events into transactions, decodes compressed ones, and
-stops on any event it does not understand. A stream that ends is an outage: in blocking
-mode the end of the stream (the source shut down) raises TransientError, so the daemon
-reconnects and resumes from its last committed checkpoint.
+Events are read by `applier.binlog.eventreader`: the frequent ones (GTID, BEGIN, XID, table
+maps, rows events) from their packets' bytes, every other one by the library, which hides
+nothing from us (`applier.binlog.libevents`, patched in by `applier.drivers.install` when a
+reader is made, never on import): every event reaches `applier.binlog.assembler` (as an
+`applier.binlog.wireevent.WireEvent`), which groups events into transactions, decodes
+compressed ones, and stops on any event it does not understand. A stream that ends is an
+outage: in blocking mode the end of the stream (the source shut down) raises
+TransientError, so the daemon reconnects and resumes from its last committed checkpoint.
 
 Checksums follow each binlog file's FORMAT_DESCRIPTION event (`applier.binlog.checksum`):
 the library would strip 4 bytes from every event of a file written without them.
 
-Modules: `applier.binlog.tablemap` (table map -> model), `applier.binlog.assembler` (transactions),
+Modules: `applier.binlog.eventreader` (events from bytes or the library),
+`applier.binlog.tablemap` (table map -> model), `applier.binlog.assembler` (transactions),
 `applier.binlog.libevents` (library objects for every event), `applier.binlog.payload` (compressed
 events, pure bytes), `applier.binlog.eventtypes` (names and lists of event types).
 """
