@@ -47,6 +47,7 @@ from applier.errors import ReplicationStopped, TransientError
 # it is still being read, so memory holds a batch, not the transaction (see `_stream`)
 STREAM_ROWS = 5000
 FILTER_ANSWERS = 4096  # the table filter's answers kept (`Assembler._accepts`)
+_POST_HEADER = {et.QUERY: wireevent.QUERY_POST_HEADER_LEN, et.TABLE_MAP: 8}  # by default
 _FL_STANDALONE = 0x01  # MariaDB GTID event flag: a lone statement, no COMMIT follows
 _HINTS = {
     et.INTVAR: "it belongs to statement-based DML: set binlog_format=ROW on the source",
@@ -81,7 +82,7 @@ class Assembler:
         self.table_maps: TableMapCache = TableMapCache()  # built maps, by their bytes
         self.filter_answers: dict[tuple[str, str], bool] = {}  # table_filter's, per table
         self._handlers = self._dispatch(handled)
-        self._post_header = {et.QUERY: wireevent.QUERY_POST_HEADER_LEN, et.TABLE_MAP: 8}
+        self._post_header = dict(_POST_HEADER)  # as the last FORMAT_DESCRIPTION declares
 
     def _dispatch(self, handled: frozenset[int]) -> dict[int, Callable]:
         """Event type -> the method that takes it, for the types in `handled`."""
@@ -128,7 +129,7 @@ class Assembler:
     def _format_description(self, ev: WireEvent) -> list[Transaction]:
         self.factory.format_description(ev.lib)
         self._post_header = {t: self.factory.post_header_len(t, default)
-                             for t, default in self._post_header.items()}
+                             for t, default in _POST_HEADER.items()}
         return []
 
     def _xa_prepare(self, ev: WireEvent) -> list[Transaction]:
