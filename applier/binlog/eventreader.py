@@ -96,7 +96,8 @@ class EventReader:
         conn = drivers.stream_connection(self.reader)
         ctl = drivers.ctl_connection(self.reader)
         self.checksums = getattr(ctl, "binlog_checksums", None)
-        if not isinstance(conn, drivers.PushbackConnection) or self.checksums is None:
-            return  # not the applier's connections: the library reads every event
+        if not self.fast or not isinstance(conn, drivers.PushbackConnection) \
+                or self.checksums is None:  # or not the applier's connections
+            return  # the library reads every event
         self.conn, self._read = conn, drivers.packet_reader(conn)
         self.mariadb = "MariaDB" in ctl.get_server_info()
