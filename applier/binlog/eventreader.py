@@ -80,7 +80,8 @@ class EventReader:
 
     def _library(self) -> WireEvent | None:
         lib = self.reader.fetchone()
-        if lib is None:
+        if lib is None:  # the end: the library closed the stream, it answers from now on
+            self._read = None
             return None
         self.by_library += 1
         if not self.opened:
