@@ -14,6 +14,10 @@ Why the applier reaches inside the libraries:
     QUERY event's status variables are read by a private method (`TolerantQueryEvent`);
   * its control connection and stream socket are private attributes of the reader
     (`ctl_connection`, `stream_socket`);
+  * the applier reads the stream's packets itself (`packet_reader`: PyMySQL's
+    ``_read_packet``) and gives those it leaves to the library back to the connection,
+    whose ``_read_packet`` the reader calls (`PushbackConnection`,
+    `applier.binlog.eventreader`);
   * PyMySQL has no asynchronous query: `send_query` and `read_query_result` are the two
     halves of ``Connection.query`` (`applier.apply.inflight`).
 
@@ -36,6 +40,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import metadata
 
+from pymysql.connections import Connection
 from pymysql.constants import COMMAND
 from pymysql.err import InterfaceError
 from pymysqlreplication import binlogstream, packet
@@ -95,6 +100,10 @@ CONTRACT: tuple[Need, ...] = (
     Need(_READER, "_ctl_connection", "sets"),
     Need(_READER, "_stream_connection", "sets"),
     Need(_CONN, "_sock", "sets"),
+    # the stream's packets read by the applier (applier.binlog.eventreader); the reader
+    # reads the others from PushbackConnection
+    Need(_CONN, "_read_packet", "call"),
+    Need(_READER, "_read_packet", "reads"),
     Need(_READER, "__init__", "call", ("connection_settings", "server_id"),
          ("blocking", "resume_stream", "log_file", "log_pos", "auto_position", "is_mariadb",
           "only_events", "filter_non_implemented_events", "freeze_schema",
@@ -287,6 +296,36 @@ class NoReconnectNotice(logging.Filter):
 def ctl_connection(reader):
     """The stream reader's control connection (the library's events ask it things)."""
     return reader._ctl_connection
+
+
+def stream_connection(reader):
+    """The reader's stream connection, or None (not connected yet)."""
+    return getattr(reader, "_stream_connection", None)
+
+
+class PushbackConnection(Connection):
+    """A PyMySQL connection that hands a packet given back (`push_back`) to the next read
+    before reading on: the stream reader reads packets with ``_read_packet``, so a packet
+    the applier read itself can still be given to the library to parse."""
+
+    _pushed = None
+
+    def push_back(self, pkt) -> None:
+        self._pushed = pkt
+
+    def _read_packet(self, *args, **kwargs):
+        pkt = self._pushed
+        if pkt is not None:
+            self._pushed = None
+            return pkt
+        return super()._read_packet(*args, **kwargs)
+
+
+def packet_reader(conn: PushbackConnection):
+    """`conn`'s own packet read (PyMySQL's ``_read_packet``: an error packet raises),
+    without the look for a packet given back: call it only when none is (the stream
+    reader reads every packet given back before anything else reads)."""
+    return types.MethodType(Connection._read_packet, conn)
 
 
 def stream_socket(reader):

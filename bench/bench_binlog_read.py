@@ -35,6 +35,9 @@ from bench.bench_oltp import set_durability, table_rows, workload, workload_args
 # the reading path in the profile: (label, file suffix, function)
 READ_PATH = (
     ("reading + decoding the binlog (the source iterator)", "binlog/stream.py", "__iter__"),
+    ("  the event reader (EventReader.next)", "binlog/eventreader.py", "next"),
+    ("    events from bytes (EventReader._from_bytes)", "binlog/eventreader.py",
+     "_from_bytes"),
     ("  the library's fetchone (packet read, event objects)", "pymysqlreplication/"
      "binlogstream.py", "fetchone"),
     ("    packet read (pymysql _read_packet)", "pymysql/connections.py", "_read_packet"),

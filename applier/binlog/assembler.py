@@ -5,6 +5,10 @@ DDL), MySQL with GTID + BEGIN; both end with XID (transactional engines) or a CO
 query. A transaction whose rows were all filtered out is still yielded (empty changes) so
 the applier can advance its position.
 
+Events come as `applier.binlog.wireevent.WireEvent`s: the header's fields and the body's
+bytes, from which GTIDs, BEGIN, XID, ROTATE, table maps and rows events are read here,
+and the library's object for the events it parsed (a FORMAT_DESCRIPTION, a statement).
+
 Every event is dispatched by its type number (`applier.binlog.eventtypes`: the events used, the
 short list passed over as carrying no data, and why). Any other event stops replication
 with ReplicationStopped naming the event (name and number) and its position; nothing of
@@ -12,7 +16,8 @@ the transaction it belongs to has been applied, so the applier resumes at that
 transaction once it can read it.
 
 Compressed events are decoded (`applier.binlog.payload`) into the events they contain, rebuilt as
-library objects (`applier.binlog.libevents.EventFactory`) and fed through `feed` like any other:
+library objects (`applier.binlog.libevents.EventFactory`) and fed through `feed` like any other
+(`applier.binlog.wireevent.of_library`):
 
   * a MySQL TRANSACTION_PAYLOAD holds a whole transaction but its GTID (BEGIN, table maps,
     rows, XID); its inner events get the payload's end position as their log_pos, so the
@@ -26,13 +31,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from applier.binlog import eventtypes as et
-from applier.binlog import libquery, payload, rowimage, statements, tablemapwire
+from applier.binlog import libquery, payload, rowimage, statements, tablemapwire, wireevent
 from applier.binlog.events import CHECK_FLAGS, RowChange, Statement, Transaction
 from applier.binlog.gtidevent import GtidEventError, tagged_gtid
 from applier.binlog.libevents import EventFactory
 from applier.binlog.redact import Redacted
 from applier.binlog.tablemap import build_table
 from applier.binlog.tablemapcache import TableMapCache
+from applier.binlog.wireevent import WireEvent, WireEventError
 from applier.core.position import Position
 from applier.core.types import SourceTable
 from applier.errors import ReplicationStopped, TransientError
@@ -41,6 +47,7 @@ from applier.errors import ReplicationStopped, TransientError
 # it is still being read, so memory holds a batch, not the transaction (see `_stream`)
 STREAM_ROWS = 5000
 FILTER_ANSWERS = 4096  # the table filter's answers kept (`Assembler._accepts`)
+_POST_HEADER = {et.QUERY: wireevent.QUERY_POST_HEADER_LEN, et.TABLE_MAP: 8}  # by default
 _FL_STANDALONE = 0x01  # MariaDB GTID event flag: a lone statement, no COMMIT follows
 _HINTS = {
     et.INTVAR: "it belongs to statement-based DML: set binlog_format=ROW on the source",
@@ -74,134 +81,166 @@ class Assembler:
         self.stream_rows = STREAM_ROWS
         self.table_maps: TableMapCache = TableMapCache()  # built maps, by their bytes
         self.filter_answers: dict[tuple[str, str], bool] = {}  # table_filter's, per table
+        self._handlers = self._dispatch(handled)
+        self._post_header = dict(_POST_HEADER)  # as the last FORMAT_DESCRIPTION declares
 
-    def feed(self, ev) -> list[Transaction]:
+    def _dispatch(self, handled: frozenset[int]) -> dict[int, Callable]:
+        """Event type -> the method that takes it, for the types in `handled`."""
+        by_type: dict[int, Callable] = {
+            et.ROTATE: self._rotate, et.FORMAT_DESCRIPTION: self._format_description,
+            et.TABLE_MAP: self._table_map, et.QUERY: self._query, et.XID: self._xid,
+            et.XA_PREPARE: self._xa_prepare, et.TRANSACTION_PAYLOAD: self._payload}
+        by_type.update(dict.fromkeys(et.HEARTBEATS, self._heartbeat))
+        by_type.update(dict.fromkeys(et.TRANSACTION_START, self._begin))
+        by_type.update(dict.fromkeys(et.ROWS, self._rows))
+        by_type.update(dict.fromkeys(et.MARIADB_COMPRESSED, self._mariadb_compressed))
+        return {t: by_type[t] for t in handled if t in by_type}
+
+    def feed(self, ev: WireEvent) -> list[Transaction]:
         """The transactions that `ev` completes (usually none, at most one)."""
-        t = ev.event_type
         if self.container is None:
-            self.last_pos = ev.packet.log_pos or self.last_pos
-        if t not in self.handled:
-            if t in et.NO_DATA:
+            self.last_pos = ev.log_pos or self.last_pos
+        handler = self._handlers.get(ev.type_code)
+        if handler is None:
+            if ev.type_code in et.NO_DATA:
                 return []
             raise self._not_understood(ev)
-        if t in et.HEARTBEATS:
-            on_heartbeat: Callable[[], None] | None = self.src.on_heartbeat
-            if on_heartbeat is not None:
-                on_heartbeat()
-        elif t == et.ROTATE:
-            self.src.log_file = ev.next_binlog
-            if ev.timestamp != 0:  # a real rotation: table ids may be reused
-                self.src.tables.clear()
-        elif t == et.FORMAT_DESCRIPTION:
-            self.factory.format_description(ev)
-        elif t == et.TABLE_MAP:
-            self._table_map(ev)
-        elif t in et.TRANSACTION_START:
-            self._begin(ev)
-        elif t == et.QUERY:
-            return self._query(ev)
-        elif t == et.XID:
-            return [self._end(ev)]
-        elif t in et.ROWS:
-            self._rows(ev)
-            if self._should_stream():
-                return [self._stream(ev)]
-        elif t == et.XA_PREPARE:
-            raise ReplicationStopped(f"XA transactions are not supported ({self._at(ev)})",
-                                     1837)
-        elif t == et.TRANSACTION_PAYLOAD:
-            return self._payload(ev)
-        elif t in et.MARIADB_COMPRESSED:
-            return self._mariadb_compressed(ev)
-        else:
-            raise self._not_understood(ev)
+        return handler(ev)
+
+    # -- events without data ------------------------------------------------------------
+
+    def _heartbeat(self, ev: WireEvent) -> list[Transaction]:
+        on_heartbeat: Callable[[], None] | None = self.src.on_heartbeat
+        if on_heartbeat is not None:
+            on_heartbeat()
         return []
+
+    def _rotate(self, ev: WireEvent) -> list[Transaction]:
+        """The next file's name (after its 8-byte position, as the library reads it)."""
+        try:
+            self.src.log_file = ev.body[8:].decode()
+        except UnicodeDecodeError as exc:
+            raise ReplicationStopped(f"cannot read the {et.describe(ev.type_code)} "
+                                     f"{self._at(ev)}: {exc}") from exc
+        if ev.timestamp != 0:  # a real rotation: table ids may be reused
+            self.src.tables.clear()
+        return []
+
+    def _format_description(self, ev: WireEvent) -> list[Transaction]:
+        self.factory.format_description(ev.lib)
+        self._post_header = {t: self.factory.post_header_len(t, default)
+                             for t, default in _POST_HEADER.items()}
+        return []
+
+    def _xa_prepare(self, ev: WireEvent) -> list[Transaction]:
+        raise ReplicationStopped(f"XA transactions are not supported ({self._at(ev)})", 1837)
 
     # -- transactions -------------------------------------------------------------------
 
-    def _begin(self, ev) -> None:
-        mariadb = ev.event_type == et.MARIADB_GTID
-        gtid = ev.gtid if ev.event_type in (et.GTID, et.MARIADB_GTID) else None
-        if ev.event_type == et.GTID_TAGGED:  # the library does not decode these
-            try:
-                gtid = tagged_gtid(self._body(ev))
-            except GtidEventError as exc:
-                raise ReplicationStopped(f"cannot decode the tagged GTID event "
-                                         f"{self._at(ev)}: {exc}") from exc
+    def _begin(self, ev: WireEvent) -> list[Transaction]:
+        t = ev.type_code
+        mariadb = t == et.MARIADB_GTID
+        flags = 0
+        try:
+            if t == et.GTID:
+                gtid: str | None = wireevent.mysql_gtid(ev.body)
+            elif mariadb:
+                gtid, flags = wireevent.mariadb_gtid(ev.body, ev.server_id)
+            elif t == et.GTID_TAGGED:  # the library does not decode these
+                gtid = tagged_gtid(ev.body)
+            else:  # ANONYMOUS_GTID
+                gtid = None
+        except (GtidEventError, WireEventError) as exc:
+            raise ReplicationStopped(f"cannot decode the {et.describe(t)} {self._at(ev)}: "
+                                     f"{exc}") from exc
         self.gtid, self.changes = gtid, []
-        self.standalone = mariadb and bool(ev.flags & _FL_STANDALONE)
+        self.standalone = mariadb and bool(flags & _FL_STANDALONE)
         self.open = mariadb and not self.standalone  # MySQL: BEGIN follows
+        return []
 
-    def _query(self, ev) -> list[Transaction]:
-        sql = ev.query.strip()
+    def _query(self, ev: WireEvent) -> list[Transaction]:
+        lib = ev.lib
+        if lib is None:  # read from its bytes: the event reader reads no other statement
+            if not wireevent.is_begin(ev.body, self._post_header[et.QUERY]):
+                raise ReplicationStopped(f"the {et.describe(ev.type_code)} {self._at(ev)} "
+                                         "is not a BEGIN and came without the library's "
+                                         "parse of its status variables")
+            self.open = True
+            return []
+        sql = lib.query.strip()
         control = statements.transaction_control(sql)
         if control == statements.BEGIN:
             self.open = True
             return []
         if control in (statements.COMMIT, statements.ROLLBACK) and self.open:
             return [self._end(ev)]
-        session = libquery.session_of(ev)
+        session = libquery.session_of(lib)
         problem = statements.unknown_statement(sql, session.flavor == "mariadb")
         if problem is not None:
             raise ReplicationStopped(
-                f"binlog event {et.describe(ev.event_type)} {self._at(ev)} holds "
+                f"binlog event {et.describe(ev.type_code)} {self._at(ev)} holds "
                 f"{str(Redacted(sql, 80))!r}: {problem}; replication stops rather than "
                 "guess (nothing of its transaction was applied)")
-        schema = ev.schema.decode("utf-8", "replace") if isinstance(ev.schema, bytes) \
-            else ev.schema
+        schema = lib.schema.decode("utf-8", "replace") if isinstance(lib.schema, bytes) \
+            else lib.schema
         self.changes.append(Statement(schema, sql, session))
         if self.open:
             return []
         return [self._end(ev)]  # a lone statement (DDL) is its own transaction
 
-    def _table_map(self, ev) -> None:
+    def _table_map(self, ev: WireEvent) -> list[Transaction]:
         """A table map from its bytes: the entry built before when the same bytes come
         again (`applier.binlog.tablemapcache`), only its names when the filters drop the
         table (nothing of it can stop replication), else the whole map."""
-        body = self._body(ev)
-        post_header = self.factory.post_header_len(et.TABLE_MAP, 8)
-        mariadb = getattr(ev, "dbms", "") == "mariadb"
+        body = ev.body
+        post_header = self._post_header[et.TABLE_MAP]
+        mariadb = ev.mariadb
         try:
             table_id = tablemapwire.table_id(body, post_header)
             built = self.table_maps.get(table_id, body, post_header, mariadb)
             if built is not None:
                 self.src.tables[table_id] = built
-                return
+                return []
             table_id, schema, table = tablemapwire.names(body, post_header)
             flt = self.src.table_filter
             if flt is not None and not flt(schema, table):
                 self.src.tables[table_id] = (SourceTable(schema, table, table_id, ()), [])
-                return
+                return []
             wire = tablemapwire.parse(body, post_header, mariadb=mariadb)
         except tablemapwire.TableMapError as exc:
-            raise ReplicationStopped(f"cannot read the {et.describe(ev.event_type)} "
+            raise ReplicationStopped(f"cannot read the {et.describe(ev.type_code)} "
                                      f"{self._at(ev)}: {exc}") from exc
         built = build_table(wire, f" ({self._at(ev)})", mariadb=mariadb)
         self.table_maps.put(table_id, body, post_header, mariadb, built)
         self.src.tables[table_id] = built
+        return []
 
-    def _rows(self, ev) -> None:
-        entry = self.src.tables.get(ev.table_id)
+    def _rows(self, ev: WireEvent) -> list[Transaction]:
+        body = ev.body
+        table_id = int.from_bytes(body[:6], "little")  # as rowsbody reads it
+        entry = self.src.tables.get(table_id)
         if entry is None:
             raise ReplicationStopped(
-                f"rows event for table id {ev.table_id} without a table map at "
+                f"rows event for table id {table_id} without a table map at "
                 f"{self.src.log_file}:{self.last_pos} (did the stream start inside a "
                 "transaction?)")
         table, codecs = entry
         self.open = True
         flt = self.src.table_filter
-        if flt is not None and not self._accepts(flt, table.schema, table.table):
-            return
-        try:
-            rb = rowimage.parse_rows_body(ev.event_type, self._body(ev))
-            rows = rowimage.decode_rows(rb, codecs)
-        except rowimage.RowImageError as exc:
-            raise ReplicationStopped(f"cannot decode a row of '{table.qualified}' in the "
-                                     f"{et.describe(ev.event_type)} {self._at(ev)}: {exc}"
-                                     ) from exc
-        kind, checks_off = rb.kind, rb.flags & CHECK_FLAGS
-        self.changes.extend([RowChange(kind, table, before, after, checks_off)
-                             for before, after in rows])
+        if flt is None or self._accepts(flt, table.schema, table.table):
+            try:
+                rb = rowimage.parse_rows_body(ev.type_code, body)
+                rows = rowimage.decode_rows(rb, codecs)
+            except rowimage.RowImageError as exc:
+                raise ReplicationStopped(
+                    f"cannot decode a row of '{table.qualified}' in the "
+                    f"{et.describe(ev.type_code)} {self._at(ev)}: {exc}") from exc
+            kind, checks_off = rb.kind, rb.flags & CHECK_FLAGS
+            self.changes.extend([RowChange(kind, table, before, after, checks_off)
+                                 for before, after in rows])
+        if len(self.changes) > self.stream_rows and self._should_stream():
+            return [self._stream(ev)]
+        return []
 
     def _accepts(self, flt: Callable[[str, str], bool], schema: str, table: str) -> bool:
         """flt(schema, table), asked once per table: a stream's filter does not change
@@ -214,8 +253,11 @@ class Assembler:
             answer = self.filter_answers[key] = bool(flt(schema, table))
         return answer
 
-    def _end(self, ev) -> Transaction:
-        end = Position(self.src.log_file, ev.packet.log_pos, self.gtid)
+    def _xid(self, ev: WireEvent) -> list[Transaction]:
+        return [self._end(ev)]
+
+    def _end(self, ev: WireEvent) -> Transaction:
+        end = Position(self.src.log_file, ev.log_pos, self.gtid)
         txn = self.streaming
         if txn is not None:  # the streamed transaction is complete: its end is final
             txn.end, txn.timestamp = end, ev.timestamp
@@ -234,7 +276,7 @@ class Assembler:
                 and len(self.changes) > self.stream_rows
                 and getattr(self.src, "_next_event", None) is not None)
 
-    def _stream(self, ev) -> Transaction:
+    def _stream(self, ev: WireEvent) -> Transaction:
         """The open transaction, handed over before its end: its changes are an iterator
         that reads further events (through the source's `_next_event`) as the applier
         consumes them. Until the end, `end` is where reading has got to (for messages)."""
@@ -261,21 +303,21 @@ class Assembler:
 
     # -- compressed events --------------------------------------------------------------
 
-    def _payload(self, ev) -> list[Transaction]:
-        where = f"{et.describe(ev.event_type)} {self._at(ev)}"
+    def _payload(self, ev: WireEvent) -> list[Transaction]:
+        where = f"{et.describe(ev.type_code)} {self._at(ev)}"
         try:
-            inner = payload.transaction_events(self._body(ev))
+            inner = payload.transaction_events(ev.body)
         except payload.PayloadError as exc:
             raise ReplicationStopped(f"cannot decode the {where}: {exc}") from exc
-        end = ev.packet.log_pos  # where the transaction ends
+        end = ev.log_pos  # where the transaction ends
         return self._feed_inner(where, (payload.with_checksum(raw, end) for raw in inner))
 
-    def _mariadb_compressed(self, ev) -> list[Transaction]:
-        where = f"{et.describe(ev.event_type)} {self._at(ev)}"
+    def _mariadb_compressed(self, ev: WireEvent) -> list[Transaction]:
+        where = f"{et.describe(ev.type_code)} {self._at(ev)}"
         query_post_header = self.factory.post_header_len(et.QUERY_COMPRESSED,
                                                          payload.QUERY_POST_HEADER_LEN)
         try:
-            plain = payload.mariadb_uncompressed(self._raw(ev), query_post_header)
+            plain = payload.mariadb_uncompressed(ev.raw(), query_post_header)
         except payload.PayloadError as exc:
             raise ReplicationStopped(f"cannot decompress the {where}: {exc}") from exc
         return self._feed_inner(where, [payload.with_checksum(plain)])
@@ -291,34 +333,22 @@ class Assembler:
                 if ev is None:
                     kind = et.describe(payload.EventHeader.parse(raw).type_code)
                     raise ReplicationStopped(f"cannot read the {kind} inside the {container}")
-                out.extend(self.feed(ev))
+                out.extend(self.feed(wireevent.of_library(ev)))
         finally:
             self.container = None
         return out
 
-    # -- bytes and places ---------------------------------------------------------------
+    # -- places -------------------------------------------------------------------------
 
-    @staticmethod
-    def _raw(ev) -> bytes:
-        """The event's bytes from its common header on, without checksum."""
-        data = ev.packet.packet.get_all_data()
-        return data[1:1 + payload.HEADER_LEN + ev.event_size]
-
-    @staticmethod
-    def _body(ev) -> bytes:
-        """The event's bytes after the common header, without checksum."""
-        data = ev.packet.packet.get_all_data()
-        return data[1 + payload.HEADER_LEN:1 + payload.HEADER_LEN + ev.event_size]
-
-    def _at(self, ev) -> str:
+    def _at(self, ev: WireEvent) -> str:
         """Where `ev` is: 'at FILE:POS' (its start), or inside which compressed event."""
         if self.container is not None:
             return f"inside the {self.container}"
-        end, size = ev.packet.log_pos, ev.packet.event_size
+        end, size = ev.log_pos, ev.size
         return f"at {self.src.log_file}:{end - size if end >= size else end}"
 
-    def _not_understood(self, ev) -> ReplicationStopped:
-        t = ev.event_type
+    def _not_understood(self, ev: WireEvent) -> ReplicationStopped:
+        t = ev.type_code
         hint = _HINTS.get(t)
         return ReplicationStopped(
             f"binlog event {et.describe(t)} {self._at(ev)} is not understood by the "

@@ -1,4 +1,8 @@
-"""The library's event objects, for every event and from raw bytes.
+"""The library's event objects, for every event it reads and from raw bytes.
+
+`applier.binlog.eventreader` reads the frequent events (GTID, BEGIN, XID, table maps, rows
+events) from their bytes; every other event, and any of those whose bytes do not add up,
+the library reads, and the classes here are what it builds.
 
 mysql-replication (1.0.17) hides events in three ways; the applier turns each off so that
 every event reaches `applier.binlog.assembler` (which uses it, passes it over as carrying no
@@ -43,7 +47,7 @@ from pymysqlreplication.event import BinLogEvent, QueryEvent
 from pymysqlreplication.table import Table
 
 from applier import drivers
-from applier.binlog import gtidwire, libquery, tablemapwire
+from applier.binlog import gtidwire, libquery, tablemapwire, wireevent
 from applier.binlog.checksum import ChecksumError
 from applier.binlog.eventtypes import HANDLED
 from applier.errors import ReplicationStopped
@@ -173,8 +177,7 @@ class EventFactory:
         self.post_header_lengths = ev.post_header_len
 
     def post_header_len(self, event_type: int, default: int) -> int:
-        lengths = self.post_header_lengths or ()
-        return lengths[event_type - 1] if 0 < event_type <= len(lengths) else default
+        return wireevent.post_header_len(self.post_header_lengths, event_type, default)
 
     def build(self, event: bytes, table_map: dict, ctl: Any):
         """The library's object for `event`, or None when the library drops it."""

@@ -89,13 +89,10 @@ from applier.mysqljson import jsondiff
 from applier.mysqljson.jsonbinary import decode_json
 from applier.mysqljson.jsondoc import JsonDoc
 
-# -- event framing (applier.binlog.rowsbody, re-exported) ----------------------------
 
 class TableCodecs(tuple):
-    """A table's codecs (a tuple of ColumnCodec) that computes its hash once: the
-    decoder's caches (`_readers`, `rowc.c_specs`) look the codecs up for every rows event,
-    and hashing a tuple hashes every codec again. Equal to, and hashed as, the plain
-    tuple of the same codecs."""
+    """A table's codecs (tuple of ColumnCodec), hashed once, its `decoders` made once.
+    Equal to, and hashed as, the plain tuple of the same codecs."""
 
     def __hash__(self) -> int:
         try:
@@ -104,22 +101,35 @@ class TableCodecs(tuple):
             self.__dict__["hash"] = value = tuple.__hash__(self)
             return value
 
+    def decoders(self) -> tuple[tuple, tuple | None]:
+        """(a reader per column, the compiled decoder's specs or None), made once: not
+        looked up per rows event in caches keyed by codecs (which compare an equal
+        table's codecs column by column when a new stream builds its own)."""
+        try:
+            return self.__dict__["_decoders"]
+        except KeyError:
+            specs = rowc.c_specs.__wrapped__(self) if rowc._rowc is not None else None
+            self.__dict__["_decoders"] = value = (_readers.__wrapped__(self), specs)
+            return value
+
 
 def decode_rows(rb: RowsBody, codecs: Sequence[ColumnCodec]) -> list[tuple[dict | None,
                                                                           dict | None]]:
     """Every row of the event as (before, after) images: {column index: value}."""
-    if len(codecs) != rb.column_count:
-        raise RowImageError(f"rows event has {rb.column_count} columns, table map "
-                            f"{len(codecs)}")
-    if not isinstance(codecs, tuple):  # a TableCodecs is kept: its hash is computed once
+    ncols = len(codecs)
+    if ncols != rb.column_count:
+        raise RowImageError(f"rows event has {rb.column_count} columns, table map {ncols}")
+    if type(codecs) is TableCodecs:
+        readers, specs = codecs.decoders()
+    else:
         codecs = tuple(codecs)
-    readers = _readers(codecs)
-    if rowc._rowc is not None and not rb.partial:
+        readers, specs = _readers(codecs), rowc._rowc and rowc.c_specs(codecs)
+    if specs and not rb.partial:
         try:
             return rowc._rowc.decode_rows(
-                rb.rows, rowc.C_KINDS[rb.kind], _present(rb.present, len(codecs)),
-                _present(rb.present_after, len(codecs)) if rb.kind == "update" else None,
-                rowc.c_specs(codecs), readers)
+                rb.rows, rowc.C_KINDS[rb.kind], _present(rb.present, ncols),
+                _present(rb.present_after, ncols) if rb.kind == "update" else None,
+                specs, readers)
         except rowc._rowc.Fallback:
             pass  # the bytes did not decode cleanly: the Python path gives the exact error
     return _decode_rows(rb, codecs, readers)

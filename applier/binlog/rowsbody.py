@@ -6,7 +6,7 @@ A body too short for its own header raises RowImageError naming what is missing.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from applier.core.coltypes import RowImageError
 
@@ -17,11 +17,12 @@ PARTIAL_UPDATE = 0x27
 EVENT_KINDS = {WRITE_V1: "insert", WRITE_V2: "insert", UPDATE_V1: "update",
                UPDATE_V2: "update", DELETE_V1: "delete", DELETE_V2: "delete",
                PARTIAL_UPDATE: "update"}
+_WITH_EXTRA_DATA = frozenset({WRITE_V2, UPDATE_V2, DELETE_V2, PARTIAL_UPDATE})
 
 
-@dataclass(frozen=True)
-class RowsBody:
-    """The parsed header of a rows event body (after the 19-byte common header)."""
+class RowsBody(NamedTuple):
+    """The parsed header of a rows event body (after the 19-byte common header). (A named
+    tuple: one is made per rows event.)"""
 
     kind: str
     table_id: int
@@ -35,31 +36,39 @@ class RowsBody:
 
 def parse_rows_body(event_type: int, body: bytes) -> RowsBody:
     """Split a rows event body (post-header + payload, without checksum)."""
-    if event_type not in EVENT_KINDS:
+    kind = EVENT_KINDS.get(event_type)
+    if kind is None:
         raise RowImageError(f"event type {event_type:#x} is not a rows event")
-    _need(body, 0, 8, "table id and flags")
+    size = len(body)
+    if size < 8:
+        _need(body, 0, 8, "table id and flags")
     table_id = int.from_bytes(body[0:6], "little")
-    flags = int.from_bytes(body[6:8], "little")
+    flags = body[6] | body[7] << 8
     pos = 8
-    if event_type in (WRITE_V2, UPDATE_V2, DELETE_V2, PARTIAL_UPDATE):
+    if event_type in _WITH_EXTRA_DATA:
         _need(body, 8, 2, "extra data length")
-        extra_len = int.from_bytes(body[8:10], "little")  # includes its own two bytes
+        extra_len = body[8] | body[9] << 8  # includes its own two bytes
         if extra_len < 2:
             raise RowImageError(f"rows event extra data length {extra_len} (at least 2)")
         _need(body, 8, extra_len, "extra data")
         pos = 8 + extra_len
-    ncols, pos = _lenenc(body, pos)
-    nbytes = (ncols + 7) // 8
-    _need(body, pos, nbytes, f"columns-present bitmap of {ncols} columns")
-    present = body[pos:pos + nbytes]
-    pos += nbytes
-    present_after = None
-    kind = EVENT_KINDS[event_type]
-    if kind == "update":
-        _need(body, pos, nbytes, f"after image's columns-present bitmap of {ncols} columns")
-        present_after = body[pos:pos + nbytes]
-        pos += nbytes
-    return RowsBody(kind, table_id, flags, ncols, present, present_after, body[pos:],
+    if pos < size and body[pos] < 251:
+        ncols = body[pos]
+        pos += 1
+    else:
+        ncols, pos = _lenenc(body, pos)
+    nbytes = (ncols + 7) >> 3
+    end = pos + nbytes
+    if end > size:
+        _need(body, pos, nbytes, f"columns-present bitmap of {ncols} columns")
+    present = body[pos:end]
+    if kind != "update":
+        return RowsBody(kind, table_id, flags, ncols, present, None, body[end:],
+                        False)
+    after = end + nbytes
+    if after > size:
+        _need(body, end, nbytes, f"after image's columns-present bitmap of {ncols} columns")
+    return RowsBody(kind, table_id, flags, ncols, present, body[end:after], body[after:],
                     event_type == PARTIAL_UPDATE)
 
 

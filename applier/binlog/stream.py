@@ -20,17 +20,20 @@ mysql-replication 1.0.17, asserted in tests/integration/test_exact_values.py):
     in the middle of a transaction: we forbid that and raise TransientError instead, so
     the applier resumes from its last committed checkpoint.
 
-The library hides nothing from us (`applier.binlog.libevents`, patched in by
-`applier.drivers.install` when a reader is made, never on import): every event reaches
-`applier.binlog.assembler`, which groups events into transactions, decodes compressed ones, and
-stops on any event it does not understand. A stream that ends is an outage: in blocking
-mode the end of the stream (the source shut down) raises TransientError, so the daemon
-reconnects and resumes from its last committed checkpoint.
+Events are read by `applier.binlog.eventreader`: the frequent ones (GTID, BEGIN, XID, table
+maps, rows events) from their packets' bytes, every other one by the library, which hides
+nothing from us (`applier.binlog.libevents`, patched in by `applier.drivers.install` when a
+reader is made, never on import): every event reaches `applier.binlog.assembler` (as an
+`applier.binlog.wireevent.WireEvent`), which groups events into transactions, decodes
+compressed ones, and stops on any event it does not understand. A stream that ends is an
+outage: in blocking mode the end of the stream (the source shut down) raises
+TransientError, so the daemon reconnects and resumes from its last committed checkpoint.
 
 Checksums follow each binlog file's FORMAT_DESCRIPTION event (`applier.binlog.checksum`):
 the library would strip 4 bytes from every event of a file written without them.
 
-Modules: `applier.binlog.tablemap` (table map -> model), `applier.binlog.assembler` (transactions),
+Modules: `applier.binlog.eventreader` (events from bytes or the library),
+`applier.binlog.tablemap` (table map -> model), `applier.binlog.assembler` (transactions),
 `applier.binlog.libevents` (library objects for every event), `applier.binlog.payload` (compressed
 events, pure bytes), `applier.binlog.eventtypes` (names and lists of event types).
 """
@@ -47,7 +50,7 @@ import pymysql
 from pymysqlreplication import BinLogStreamReader
 
 from applier import drivers
-from applier.binlog import checksum, eventtypes, libevents, rowimage
+from applier.binlog import checksum, eventreader, eventtypes, libevents, rowimage, wireevent
 from applier.binlog.assembler import Assembler
 from applier.binlog.connfail import connect_failure
 from applier.binlog.events import Transaction
@@ -179,7 +182,8 @@ class BinlogSource:
                  *, blocking: bool = True, table_filter: TableFilter | None = None,
                  heartbeat: float | None = None,
                  on_heartbeat: Callable[[], None] | None = None,
-                 handled: frozenset[int] = eventtypes.HANDLED):
+                 handled: frozenset[int] = eventtypes.HANDLED,
+                 read_from_bytes: frozenset[int] = wireevent.FAST):
         self.library_events = drivers.install(libevents.PATCHES)  # the classes it builds
         self.cfg = cfg
         self.server_id = server_id
@@ -190,8 +194,10 @@ class BinlogSource:
         self.on_heartbeat = on_heartbeat  # called on each one (the daemon's watchdog ping)
         self.log_file: str | None = None  # the file being read (after rotations)
         self.handled = handled
+        self.read_from_bytes = read_from_bytes  # event types read without the library
         self.tables: dict[int, tuple[types.SourceTable, Sequence[rowimage.ColumnCodec]]] = {}
         self._stream: BinLogStreamReader | None = None
+        self._events: eventreader.EventReader | None = None
         self._stream_connections = 0
         self._received = False  # any event read: later failures are transient
         self._interrupted = False  # interrupt() was called: stop reading
@@ -254,6 +260,12 @@ class BinlogSource:
         """The stream has delivered events (replication ran in this session)."""
         return self._received
 
+    @property
+    def events_by_library(self) -> int:
+        """How many events of this stream the library parsed (`applier.binlog.eventreader`
+        reads the others from their bytes)."""
+        return self._events.by_library if self._events is not None else 0
+
     def library_context(self) -> tuple[dict, object]:
         """The library's table map and control connection, to build events from bytes."""
         return self._stream.table_map, drivers.ctl_connection(self._stream)
@@ -273,6 +285,7 @@ class BinlogSource:
             only_events=self.library_events, filter_non_implemented_events=False,
             freeze_schema=False, enable_logging=False, slave_heartbeat=self.heartbeat,
             pymysql_wrapper=self._connect_once)
+        self._events = eventreader.EventReader(self._stream, self.read_from_bytes)
         log.info("reading the source binlog from %s (server_id %d, %s)",
                  sp.gtid_set or f"{sp.log_file}:{sp.log_pos}", self.server_id,
                  "blocking" if self.blocking else "until caught up")
@@ -294,7 +307,7 @@ class BinlogSource:
         if self._stream_connections > 1:
             raise TransientError("lost the source binlog connection at "
                                  f"{self.log_file}; resume from the last checkpoint")
-        conn = pymysql.connect(**kwargs)
+        conn = drivers.PushbackConnection(**kwargs)  # applier.binlog.eventreader
         with conn.cursor() as cur:
             cur.execute("SET @master_binlog_checksum = 'CRC32'")
         return conn
@@ -303,7 +316,7 @@ class BinlogSource:
         if self._interrupted:
             raise TransientError("reading the source binlog was interrupted")
         try:
-            event = self._stream.fetchone()
+            event = self._events.next()
             self._received = True
             return event
         except (TransientError, ReplicationStopped):

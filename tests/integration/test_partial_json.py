@@ -20,7 +20,7 @@ import pytest
 from pymysqlreplication import BinLogStreamReader
 
 from applier import drivers
-from applier.binlog import libevents
+from applier.binlog import libevents, wireevent
 from applier.binlog.assembler import Assembler
 from applier.binlog.events import RowChange
 from applier.errors import ExitStatus
@@ -132,7 +132,8 @@ def _rows(conn, table: str, json_cols: tuple[str, ...]) -> dict[int, tuple]:
 def _diffs_logged(source, start: tuple[str, int]) -> Counter:
     """How many JSON diff operations of each kind the source logged since `start` (and
     'empty' diffs, 'whole' documents in updates), read as the daemon reads them: library
-    objects rebuilt from the raw bytes, our assembler (compressed payloads included)."""
+    events read from their bytes (or library objects rebuilt from them), our assembler
+    (compressed payloads included)."""
     stream = BinLogStreamReader(
         connection_settings=source.pymysql_kwargs(), server_id=4997, blocking=False,
         resume_stream=True, log_file=start[0], log_pos=start[1],
@@ -146,7 +147,9 @@ def _diffs_logged(source, start: tuple[str, int]) -> Counter:
                 continue
             raw = ev.packet.packet.get_all_data()[1:]
             seen[f"event {ev.event_type}"] += 1
-            for txn in asm.feed(asm.factory.build(raw, src.table_map, src.ctl)):
+            wire = wireevent.read_fast(b"\x00" + raw, 4, False) \
+                or wireevent.of_library(asm.factory.build(raw, src.table_map, src.ctl))
+            for txn in asm.feed(wire):
                 for change in txn.changes:
                     if isinstance(change, RowChange) and change.kind == "update":
                         for value in change.after.values():

@@ -1,5 +1,9 @@
 """The assembler without a server: synthetic events in, transactions out (GTID, BEGIN,
-XID, COMMIT, a lone DDL, filtered rows, rotation, heartbeats, an event not understood)."""
+XID, COMMIT, a lone DDL, filtered rows, rotation, heartbeats, an event not understood).
+
+Events are WireEvents with the bytes the assembler reads (GTIDs, BEGIN, XID, ROTATE, rows
+events); a statement other than a BEGIN read from bytes carries what the library reads of
+it (``lib``)."""
 
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ import pytest
 from applier.binlog import eventtypes as et
 from applier.binlog.assembler import Assembler
 from applier.binlog.events import Statement
+from applier.binlog.wireevent import WireEvent
 from applier.core.position import Position
 from applier.core.types import SourceTable
 from applier.errors import ReplicationStopped, TransientError
@@ -30,17 +35,46 @@ class Source:
         raise AssertionError("no compressed events here")
 
 
-def ev(type_code, pos, **fields):
-    return NS(event_type=type_code, packet=NS(log_pos=pos, event_size=10), timestamp=1000,
-              **fields)
+U1 = "3e11fa47-71ca-11e1-9e33-c80aa9429562:1"
+
+
+def ev(type_code, pos, body=b"", lib=None, table_id=None, server_id=1):
+    """An event of 10 bytes ending at `pos` (so starting at pos - 10); `table_id`: a rows
+    event's body for that table (read no further when its rows are filtered out)."""
+    if table_id is not None:
+        body = table_id.to_bytes(6, "little") + b"\x00\x00"
+    return WireEvent(type_code, 1000, server_id, 10, pos, 0, body, lib=lib)
 
 
 def gtid(pos, text, type_code=et.GTID, flags=0):
-    return ev(type_code, pos, gtid=text, flags=flags)
+    """A MySQL GTID event of `text` (uuid:gno), or MariaDB's of `text` (domain-server-seq)."""
+    if type_code == et.MARIADB_GTID:
+        domain, server, seq = (int(x) for x in text.split("-"))
+        body = seq.to_bytes(8, "little") + domain.to_bytes(4, "little") + bytes([flags]) \
+            + bytes(6)
+        return ev(type_code, pos, body, server_id=server)
+    uuid, gno = text.split(":")
+    body = b"\x01" + bytes.fromhex(uuid.replace("-", "")) + int(gno).to_bytes(8, "little") \
+        + bytes(17)
+    return ev(type_code, pos, body)
 
 
 def query(pos, sql, schema=b"db"):
-    return ev(et.QUERY, pos, query=sql, schema=schema)
+    """A QUERY event as the library reads it (its object in ``lib``)."""
+    return ev(et.QUERY, pos, lib=NS(query=sql, schema=schema, timestamp=1000))
+
+
+def begin_bytes(pos, text=b"BEGIN", schema=b""):
+    """A QUERY event read from its bytes alone (no library object)."""
+    body = bytes(8) + bytes([len(schema)]) + bytes(2) + (0).to_bytes(2, "little") \
+        + schema + b"\x00" + text
+    return ev(et.QUERY, pos, body)
+
+
+def rotate(pos, name: str, timestamp=1000):
+    e = ev(et.ROTATE, pos, (4).to_bytes(8, "little") + name.encode())
+    e.timestamp = timestamp
+    return e
 
 
 def feed(asm, events):
@@ -85,7 +119,7 @@ def test_filtered_rows_still_yield_an_empty_transaction_to_advance_the_position(
     src = Source(table_filter=lambda schema, table: False)
     src.tables[42] = (SourceTable("db", "skip", 42, ()), ())
     asm = Assembler(src)
-    got = feed(asm, [gtid(100, "u:1"), query(150, "BEGIN"),
+    got = feed(asm, [gtid(100, U1), query(150, "BEGIN"),
                      ev(et.WRITE_V2, 250, table_id=42), ev(et.XID, 300)])
     assert [(t.end.log_pos, t.changes) for t in got] == [(300, [])]
 
@@ -94,7 +128,7 @@ def test_rotation_heartbeats_and_events_without_data():
     src = Source()
     src.tables[1] = "old table map"
     asm = Assembler(src)
-    got = feed(asm, [ev(et.ROTATE, 4, next_binlog="bin.000002"),
+    got = feed(asm, [rotate(4, "bin.000002"),
                      ev(et.HEARTBEAT, 0), ev(et.PREVIOUS_GTIDS, 120),
                      query(200, "DROP TABLE y")])
     assert src.log_file == "bin.000002" and src.tables == {} and src.heartbeats == 1
@@ -104,7 +138,7 @@ def test_rotation_heartbeats_and_events_without_data():
 def test_rows_without_a_table_map_and_unknown_events_stop():
     asm = Assembler(Source())
     with pytest.raises(ReplicationStopped, match="without a table map"):
-        feed(asm, [gtid(100, "u:1"), ev(et.WRITE_V2, 200, table_id=9)])
+        feed(asm, [gtid(100, U1), ev(et.WRITE_V2, 200, table_id=9)])
     with pytest.raises(ReplicationStopped, match="INTVAR.*binlog_format=ROW"):
         Assembler(Source()).feed(ev(et.INTVAR, 300))
 
@@ -127,16 +161,16 @@ def test_a_large_transaction_is_handed_over_while_it_is_read():
     src.tables[42] = (SourceTable("db", "skip", 42, ()), ())
     asm = Assembler(src)
     asm.stream_rows = 1
-    got = feed(asm, [gtid(100, "u:1"), query(150, "BEGIN"), query(200, "UPDATE t SET a = 1"),
+    got = feed(asm, [gtid(100, U1), query(150, "BEGIN"), query(200, "UPDATE t SET a = 1"),
                      query(250, "UPDATE t SET a = 2"), ev(et.WRITE_V2, 300, table_id=42)])
     assert len(got) == 1 and got[0].streamed
     txn = got[0]
-    assert txn.end == Position("bin.000001", 300, "u:1")  # so far
+    assert txn.end == Position("bin.000001", 300, U1)  # so far
     changes = iter(txn.changes)
     assert next(changes).sql == "UPDATE t SET a = 1"  # handed over before its end
     assert [c.sql for c in changes] == ["UPDATE t SET a = 2", "UPDATE t SET a = 3",
                                         "UPDATE t SET a = 4"]
-    assert txn.end == Position("bin.000001", 500, "u:1")  # final once read whole
+    assert txn.end == Position("bin.000001", 500, U1)  # final once read whole
     # the stream goes on after it: the next transaction is a whole one
     assert [(t.streamed, t.end.log_pos) for t in asm.feed(src._next_event())] == [(False, 600)]
 
@@ -146,7 +180,7 @@ def test_a_stream_ending_inside_a_streamed_transaction_is_transient():
     src.tables[42] = (SourceTable("db", "skip", 42, ()), ())
     asm = Assembler(src)
     asm.stream_rows = 0
-    txn, = feed(asm, [gtid(100, "u:1"), query(150, "BEGIN"), query(200, "DELETE FROM t"),
+    txn, = feed(asm, [gtid(100, U1), query(150, "BEGIN"), query(200, "DELETE FROM t"),
                       ev(et.WRITE_V2, 300, table_id=42)])
     with pytest.raises(TransientError, match="inside a transaction"):
         list(txn.changes)
@@ -181,10 +215,7 @@ def _write_rows(pos: int, flags: int, value: int):
     """A WRITE_ROWS v2 event of one INT column, with the given rows-event flags."""
     body = ((42).to_bytes(6, "little") + flags.to_bytes(2, "little") + b"\x02\x00"
             + b"\x01" + b"\x01" + b"\x00" + value.to_bytes(4, "little"))
-    data = b"\x00" + bytes(19) + body
-    return NS(event_type=et.WRITE_V2, packet=NS(log_pos=pos, event_size=len(body),
-                                                packet=NS(get_all_data=lambda: data)),
-              timestamp=1000, table_id=42, event_size=len(body))
+    return ev(et.WRITE_V2, pos, body)
 
 
 def test_rows_carry_their_event_check_flags():
@@ -194,7 +225,7 @@ def test_rows_carry_their_event_check_flags():
     src = Source()
     src.tables[42] = (SourceTable("db", "t", 42, ()), (ColumnCodec(LONG),))
     asm = Assembler(src)
-    got = feed(asm, [gtid(100, "u:1"), query(150, "BEGIN"),
+    got = feed(asm, [gtid(100, U1), query(150, "BEGIN"),
                      _write_rows(200, 0x0001 | NO_FOREIGN_KEY_CHECKS, 7),  # + STMT_END
                      _write_rows(250, RELAXED_UNIQUE_CHECKS | 0x0010, 8),
                      _write_rows(300, 0x0001, 9), ev(et.XID, 350)])
@@ -216,9 +247,55 @@ def test_the_table_filter_is_asked_once_per_table():
     src.tables[42] = (SourceTable("db", "t", 42, ()), (ColumnCodec(LONG),))
     src.tables[43] = (SourceTable("db", "skip", 43, ()), ())
     asm = Assembler(src)
-    got = feed(asm, [gtid(100, "u:1"), query(150, "BEGIN"),
+    got = feed(asm, [gtid(100, U1), query(150, "BEGIN"),
                      _write_rows(200, 0, 7), ev(et.WRITE_V2, 220, table_id=43),
                      _write_rows(250, 0, 8), ev(et.WRITE_V2, 270, table_id=43),
                      ev(et.XID, 300)])
     assert [c.after for c in got[0].changes] == [{0: 7}, {0: 8}]
     assert asked == [("db", "t"), ("db", "skip")]
+
+
+def test_events_read_from_bytes_make_the_same_transaction():
+    """GTIDs, a BEGIN, rows and XID read from their bytes alone (no library object), as
+    the event reader hands them over."""
+    from applier.core.coltypes import LONG, ColumnCodec
+
+    src = Source()
+    src.tables[42] = (SourceTable("db", "t", 42, ()), (ColumnCodec(LONG),))
+    asm = Assembler(src)
+    got = feed(asm, [gtid(100, "3e11fa47-71ca-11e1-9e33-c80aa9429562:18446744073709551615"),
+                     begin_bytes(150, schema=b"db"), _write_rows(200, 0, 7),
+                     ev(et.XID, 300, (5).to_bytes(8, "little")),
+                     gtid(400, "0-7-12", et.MARIADB_GTID), _write_rows(450, 0, 8),
+                     ev(et.XID, 500, (6).to_bytes(8, "little"))])
+    assert [(t.end, [c.after for c in t.changes]) for t in got] == [
+        (Position("bin.000001", 300,
+                  "3e11fa47-71ca-11e1-9e33-c80aa9429562:18446744073709551615"), [{0: 7}]),
+        (Position("bin.000001", 500, "0-7-12"), [{0: 8}])]
+
+
+@pytest.mark.parametrize("event, message", [
+    (begin_bytes(150, b"COMMIT"), r"QUERY_EVENT \(2\) at bin.000001:140 is not a BEGIN"),
+    (ev(et.QUERY, 150, bytes(11) + (2).to_bytes(2, "little") + b"\x00BEGIN"),
+     "is not a BEGIN"),  # 2 bytes of status variables that are not there
+    (ev(et.GTID, 150, bytes(41)), r"cannot decode the GTID_LOG_EVENT \(33\) at "
+                                  r"bin.000001:140: GTID event body of 41 bytes"),
+    (ev(et.MARIADB_GTID, 150, bytes(12)), "MariaDB GTID event body of 12 bytes"),
+    (ev(et.ROTATE, 150, bytes(8) + b"\xff"), r"cannot read the ROTATE_EVENT \(4\)"),
+])
+def test_bytes_that_do_not_say_what_the_assembler_needs_stop(event, message):
+    asm = Assembler(Source())
+    with pytest.raises(ReplicationStopped, match=message):
+        asm.feed(event)
+
+
+def test_a_mariadb_standalone_gtid_from_bytes_and_a_rotation_that_keeps_the_tables():
+    src = Source()
+    src.tables[1] = "a table map"
+    asm = Assembler(src)
+    assert feed(asm, [rotate(4, "bin.000009", timestamp=0)]) == []  # the dump's first
+    assert src.log_file == "bin.000009" and src.tables == {1: "a table map"}
+    got = feed(asm, [gtid(100, "0-1-7", et.MARIADB_GTID, flags=0x01),
+                     query(180, "CREATE TABLE t (a INT)")])
+    assert [(t.end, [c.sql for c in t.changes]) for t in got] == [
+        (Position("bin.000009", 180, "0-1-7"), ["CREATE TABLE t (a INT)"])]

@@ -26,6 +26,7 @@ from applier.binlog import rowc
 from applier.binlog import rowimage as ri
 from applier.binlog.assembler import Assembler
 from applier.binlog.rowimage import ColumnCodec as C
+from applier.binlog.wireevent import WireEvent
 from applier.core.types import SourceTable
 from applier.errors import ExitStatus, ReplicationStopped
 from tests.unit.test_rowc import CODECS, _bitmap, compiled_rows, encode, python_rows
@@ -191,12 +192,10 @@ def test_enum_or_set_of_8_bytes_and_less_is_compiled_and_agrees():
 def test_a_malformed_rows_event_stops_replication_naming_the_event_and_position():
     body = (9).to_bytes(6, "little") + b"\x00\x00" + b"\x02\x00" + b"\x02" + b"\x00" \
         + b"\x01\x02\x03"  # v2 WRITE, 2 columns, none present, 3 bytes of rows
-    raw = b"\x00" + bytes(19) + body
     src = NS(log_file="bin.000007", table_filter=None,
              tables={9: (SourceTable("db", "t", 9, ()), [C(ri.LONG), C(ri.LONG)])})
     size = 19 + len(body)  # the event from its common header on
-    event = NS(event_type=et.WRITE_V2, timestamp=1000, table_id=9, event_size=len(body),
-               packet=NS(log_pos=500, event_size=size, packet=NS(get_all_data=lambda: raw)))
+    event = WireEvent(et.WRITE_V2, 1000, 1, size, 500, 0, body)
     with pytest.raises(ReplicationStopped) as stop:
         Assembler(src).feed(event)
     message = str(stop.value)

@@ -146,7 +146,8 @@ def test_private_library_names_are_used_in_drivers_only():
     names = _private_names()
     assert {"_ctl_connection", "_stream_connection", "_sock", "_processed",
             "_read_status_vars_value_for_key", "_execute_command", "_read_query_result",
-            "_declared_post_header_len", "_BinLogPacketWrapper__event_map"} <= names
+            "_declared_post_header_len", "_BinLogPacketWrapper__event_map",
+            "_read_packet"} <= names
     used = re.compile(r"[.\"'](" + "|".join(map(re.escape, sorted(names))) + r")\b"
                       r"|\b(binlogstream|packet|row_event|event|gtid)\.\w+\s*=[^=]")
     found = [f"{path.relative_to(ROOT)}:{n}: {line.strip()}"
@@ -154,3 +155,17 @@ def test_private_library_names_are_used_in_drivers_only():
                  (ROOT / folder).rglob("*.py")) if path.name != "drivers.py"
              for n, line in enumerate(path.read_text().splitlines(), 1) if used.search(line)]
     assert found == []
+
+
+def test_a_packet_given_back_is_read_first_by_the_library_and_only_once():
+    """The stream reader reads packets with ``_read_packet`` (a contract need): one the
+    applier read and gave back is what it reads next; `packet_reader` is PyMySQL's own
+    read, which does not look for one."""
+    conn = drivers.PushbackConnection(defer_connect=True)
+    pkt = object()
+    conn.push_back(pkt)
+    assert conn._read_packet() is pkt
+    with pytest.raises(AttributeError):  # the next read is PyMySQL's: never connected
+        conn._read_packet()
+    own = drivers.packet_reader(conn)
+    assert own.__func__ is pymysql.connections.Connection._read_packet and own.__self__ is conn

@@ -13,7 +13,7 @@ import pytest
 import zstandard
 
 from applier.binlog import eventtypes as et
-from applier.binlog import payload
+from applier.binlog import payload, wireevent
 from applier.binlog.assembler import Assembler
 from applier.binlog.events import RowChange, Statement
 from applier.core.position import Position
@@ -59,12 +59,19 @@ class _Source:
         return self.table_map, self.ctl
 
 
-def _assemble(events: list[bytes], log_file: str, dbms: str, handled=et.HANDLED):
+def _assemble(events: list[bytes], log_file: str, dbms: str, handled=et.HANDLED,
+              from_bytes: bool = False):
+    """The transactions of `events` (each with its checksum), every event built by the
+    library, or (`from_bytes`) as the event reader reads them: those it can from their
+    bytes alone (`wireevent.read_fast`), the others by the library."""
     src = _Source(log_file, dbms)
     asm = Assembler(src, handled)
     txns = []
-    for raw in events:  # as the stream does: the library builds each, the assembler reads
-        ev = asm.factory.build(raw, src.table_map, src.ctl)
+    for raw in events:
+        ev = wireevent.read_fast(b"\x00" + raw, 4, dbms == "mariadb") if from_bytes \
+            else None
+        if ev is None:
+            ev = wireevent.of_library(asm.factory.build(raw, src.table_map, src.ctl))
         txns += asm.feed(ev)
     return txns
 
@@ -217,8 +224,9 @@ def test_mariadb_v2_rows_layout_built_per_the_format():
 # -- the assembler ----------------------------------------------------------------------
 
 
-def test_mysql_compressed_transaction_is_applied_like_an_uncompressed_one():
-    txns = _assemble(MYSQL[:3], samples.MYSQL_LOG_FILE, "mysql")
+@pytest.mark.parametrize("from_bytes", [False, True])
+def test_mysql_compressed_transaction_is_applied_like_an_uncompressed_one(from_bytes):
+    txns = _assemble(MYSQL[:3], samples.MYSQL_LOG_FILE, "mysql", from_bytes=from_bytes)
     assert len(txns) == 1
     txn = txns[0]
     gtid = txn.end.gtid
@@ -236,8 +244,9 @@ def test_mysql_compressed_transaction_is_applied_like_an_uncompressed_one():
     assert [c.name for c in table.columns] == ["id", "name", "amount", "note"]
 
 
-def test_mariadb_compressed_query_and_rows_are_applied():
-    txns = _assemble(MARIADB[:15], samples.MARIADB_LOG_FILE, "mariadb")
+@pytest.mark.parametrize("from_bytes", [False, True])
+def test_mariadb_compressed_query_and_rows_are_applied(from_bytes):
+    txns = _assemble(MARIADB[:15], samples.MARIADB_LOG_FILE, "mariadb", from_bytes=from_bytes)
     assert [t.end.log_pos for t in txns] == [_end(MARIADB[i]) for i in (2, 6, 10, 14)]
     ddl = txns[0].changes
     assert len(ddl) == 1 and isinstance(ddl[0], Statement)
@@ -252,15 +261,16 @@ def test_mariadb_compressed_query_and_rows_are_applied():
     assert txns[1].end.gtid and txns[1].end.gtid.count("-") == 2
 
 
+@pytest.mark.parametrize("from_bytes", [False, True])
 @pytest.mark.parametrize("events, log_file, dbms, where", [
     (MYSQL, samples.MYSQL_LOG_FILE, "mysql", _end(MYSQL[4])),
     (MARIADB, samples.MARIADB_LOG_FILE, "mariadb", _end(MARIADB[15])),
 ])
 def test_an_event_not_understood_stops_naming_type_and_position(events, log_file, dbms,
-                                                                where):
+                                                                where, from_bytes):
     """A real USER_VAR event (statement-based DML) was passed over before; now it stops."""
     with pytest.raises(ReplicationStopped) as exc:
-        _assemble(events, log_file, dbms)
+        _assemble(events, log_file, dbms, from_bytes=from_bytes)
     message = str(exc.value)
     assert f"USER_VAR_EVENT (14) at {log_file}:{where} is not understood" in message
     assert "binlog_format=ROW" in message
@@ -288,11 +298,12 @@ def test_no_data_events_are_passed_over():
     assert len(txns) == 1 and txns[0].row_count == 5
 
 
-def test_rows_without_their_table_map_stop_instead_of_vanishing():
+@pytest.mark.parametrize("from_bytes", [False, True])
+def test_rows_without_their_table_map_stop_instead_of_vanishing(from_bytes):
     """The library drops such rows events; libevents keeps them for the assembler."""
     events = MARIADB[:4] + MARIADB[5:6]  # GTID, then WRITE_ROWS_COMPRESSED without its map
     with pytest.raises(ReplicationStopped, match="without a table map"):
-        _assemble(events, samples.MARIADB_LOG_FILE, "mariadb")
+        _assemble(events, samples.MARIADB_LOG_FILE, "mariadb", from_bytes=from_bytes)
 
 
 def test_corrupt_payload_stops_naming_it():

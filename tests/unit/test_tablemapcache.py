@@ -6,8 +6,6 @@ and the cache keeps a bounded number of table ids."""
 
 from __future__ import annotations
 
-from types import SimpleNamespace as NS
-
 import pytest
 
 from applier.binlog import eventtypes as et
@@ -15,6 +13,7 @@ from applier.binlog import payload as pl
 from applier.binlog.assembler import Assembler
 from applier.binlog.tablemap import TableMapRefused
 from applier.binlog.tablemapcache import TableMapCache
+from applier.binlog.wireevent import WireEvent
 from applier.errors import ReplicationStopped
 from tests.unit import tablemap_samples
 
@@ -26,13 +25,9 @@ def _sample(flavor: str, name: str) -> bytes:
 
 
 def _event(raw: bytes, flavor: str = "mysql", pos: int = 500):
-    """A table map event as the library hands it over: the packet's data is the OK byte
-    and the event with its checksum; event_size excludes header and checksum."""
-    data = b"\x00" + raw
-    return NS(event_type=et.TABLE_MAP, timestamp=1000, dbms=flavor,
-              event_size=len(raw) - pl.HEADER_LEN - 4,
-              packet=NS(log_pos=pos, event_size=len(raw),
-                        packet=NS(get_all_data=lambda: data)))
+    """A table map event (`raw`: with its checksum) as the event reader hands it over."""
+    return WireEvent(et.TABLE_MAP, 1000, 1, len(raw), pos, 0, raw[pl.HEADER_LEN:-4],
+                     mariadb=flavor == "mariadb")
 
 
 class Source:
