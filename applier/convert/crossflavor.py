@@ -60,7 +60,9 @@ def json_converter(source: SqlType, target: SqlType, lossy: bool) -> Converter:
     def convert(v: Any) -> Any:
         if v is None or isinstance(v, JsonDiff):
             return v
-        return fit(v.text if isinstance(v, JsonDoc) else str(v))
+        if isinstance(v, JsonDoc):
+            return fit(v.text)
+        return fit(bytes(v).decode() if isinstance(v, bytes | bytearray) else str(v))
 
     return convert
 
