@@ -191,3 +191,57 @@ def test_every_type_replicates_across_flavours(cross_replica, cross_pair, tmp_pa
     status = run_cli("status", "--json", "--config", str(config))
     assert json.loads(status.stdout)["gtid_executed"].replace("\n", "") == \
         _executed(replica), status.stdout
+
+
+def test_ddl_across_flavours_translated_or_stopped(cross_replica, cross_pair, caplog,
+                                                   tmp_path):
+    replica, direction = cross_replica, cross_pair.direction
+    if direction == "mysql->mariadb":  # MySQL's collations become MariaDB's default
+        replica.src("CREATE TABLE d (id INT PRIMARY KEY, a VARCHAR(20) COLLATE"
+                    " utf8mb4_0900_ai_ci, b VARCHAR(20) COLLATE utf8mb4_0900_bin)"
+                    " DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_0900_as_cs",
+                    "ALTER TABLE d ADD c TEXT COLLATE utf8mb4_0900_as_ci",
+                    "INSERT INTO d VALUES (1, 'Ä', 'b', 'c')")
+        expected = [("a", "utf8mb4_general_ci"), ("b", "utf8mb4_bin"),
+                    ("c", "utf8mb4_general_ci")]
+        missing = ("CREATE TABLE v (id INT PRIMARY KEY, e VECTOR(3))", "VECTOR")
+    else:  # MariaDB's collations MySQL has stay as they are
+        replica.src("CREATE TABLE d (id INT PRIMARY KEY, a VARCHAR(20) COLLATE"
+                    " utf8mb4_general_ci, b VARCHAR(20) COLLATE utf8mb4_bin)"
+                    " DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci",
+                    "ALTER TABLE d ADD c TEXT COLLATE utf8mb4_unicode_520_ci",
+                    "INSERT INTO d VALUES (1, 'Ä', 'b', 'c')")
+        expected = [("a", "utf8mb4_general_ci"), ("b", "utf8mb4_bin"),
+                    ("c", "utf8mb4_unicode_520_ci")]
+        missing = ("CREATE TABLE v (id INT PRIMARY KEY, u UUID)", "UUID")
+    with caplog.at_level("INFO"):
+        assert replica.catch_up(ddl="apply") == ExitStatus.OK, replica.last_error
+    assert replica.rows("SELECT COLUMN_NAME, COLLATION_NAME FROM information_schema.COLUMNS"
+                        f" WHERE TABLE_SCHEMA = '{replica.schema}' AND TABLE_NAME = 'd'"
+                        " AND COLLATION_NAME IS NOT NULL ORDER BY COLUMN_NAME") == expected
+    assert replica.rows("SELECT * FROM d") == [(1, "Ä", "b", "c")]
+    if direction == "mysql->mariadb":
+        assert "collation utf8mb4_0900_ai_ci does not exist on the target" in caplog.text
+    # a type the target does not have stops, naming it and the statement; nothing of
+    # what follows is applied and the checkpoint stays before it
+    before = replica.checkpoint()
+    replica.src(missing[0], "INSERT INTO d VALUES (2, 'x', 'y', 'z')")
+    assert replica.catch_up(ddl="apply") == ExitStatus.REPLICATION_STOPPED
+    assert f"of type {missing[1]}, which the target" in replica.last_error
+    assert missing[0][:30] in replica.last_error
+    assert replica.checkpoint() == before
+    assert replica.rows("SELECT id FROM d") == [(1,)]
+    # the DBA's way on: the table created on the target with its own type, the
+    # statement skipped; then the rows convert
+    replica.tgt(missing[0].replace(" UUID", " CHAR(36)").replace(" VECTOR(3)", " BLOB"))
+    config = write_config(replica, tmp_path / "skip.toml", ddl="apply")
+    skip = run_cli("skip", "--yes", "--config", str(config))
+    assert skip.returncode == 0, skip.stdout + skip.stderr
+    assert replica.catch_up(ddl="apply") == ExitStatus.OK, replica.last_error
+    assert replica.rows("SELECT id FROM d ORDER BY id") == [(1,), (2,)]
+    if direction == "mariadb->mysql":  # a collation MySQL lacks, no clear meaning: stops
+        replica.src("CREATE TABLE n (id INT PRIMARY KEY, a CHAR(3) COLLATE"
+                    " utf8mb4_nopad_bin)")
+        assert replica.catch_up(ddl="apply") == ExitStatus.REPLICATION_STOPPED
+        assert "collation 'utf8mb4_nopad_bin', which the target (mysql) does not have" \
+            in replica.last_error
