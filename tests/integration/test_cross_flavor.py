@@ -245,3 +245,39 @@ def test_ddl_across_flavours_translated_or_stopped(cross_replica, cross_pair, ca
         assert replica.catch_up(ddl="apply") == ExitStatus.REPLICATION_STOPPED
         assert "collation 'utf8mb4_nopad_bin', which the target (mysql) does not have" \
             in replica.last_error
+
+
+def test_a_value_the_target_type_cannot_hold_stops_with_nothing_applied(cross_replica,
+                                                                        cross_pair):
+    """MariaDB -> MySQL: text that is no JSON document into a JSON column (the target
+    server parses it); MySQL -> MariaDB: a string that is no UUID into a UUID column."""
+    replica, direction = cross_replica, cross_pair.direction
+    if direction == "mariadb->mysql":
+        replica.src("CREATE TABLE t (id INT PRIMARY KEY, v LONGTEXT)")
+        replica.tgt("CREATE TABLE t (id INT PRIMARY KEY, v JSON)")
+        good, bad, mode = '{"a": 1}', '{"a": 1', NON_LOSSY
+        said = "Invalid JSON text"
+    else:
+        replica.src("CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(40))")
+        replica.tgt("CREATE TABLE t (id INT PRIMARY KEY, v UUID)")
+        good, bad, mode = UUIDS[0], "not-a-uuid", WITH_LOSSY
+        said = "'not-a-uuid' is not a value of type 'uuid'"
+    replica.src("CREATE TABLE x (id INT PRIMARY KEY)")
+    replica.tgt("CREATE TABLE x (id INT PRIMARY KEY)")
+    replica.src(f"INSERT INTO t VALUES (1, '{good}')")
+    assert replica.catch_up(type_conversions=mode) == ExitStatus.OK, replica.last_error
+    before = replica.checkpoint()
+    conn = replica._conn(replica.source_cfg)
+    try:
+        with conn.cursor() as cur:  # one transaction: a good row, then the bad one
+            cur.execute("BEGIN")
+            cur.execute("INSERT INTO x VALUES (1)")
+            cur.execute(f"INSERT INTO t VALUES (2, '{good}'), (3, '{bad}')")
+            cur.execute("COMMIT")
+    finally:
+        conn.close()
+    assert replica.catch_up(type_conversions=mode) == ExitStatus.REPLICATION_STOPPED
+    assert said in replica.last_error, replica.last_error
+    assert replica.rows("SELECT id FROM t") == [(1,)]
+    assert replica.rows("SELECT id FROM x") == []
+    assert replica.checkpoint() == before
