@@ -102,3 +102,34 @@ def test_seed_then_start_then_reconcile_across_flavours(cross_replica, cross_pai
     code, report, _, output = _reconcile(config)
     (table,) = [t for t in report["tables"] if t["table"].endswith(".m")]
     assert code == 1 and table["mismatched"] == 1, output
+
+
+def test_seed_create_makes_the_definition_runnable_or_stops(cross_replica, cross_pair,
+                                                             tmp_path):
+    """`applier seed --create` copies SHOW CREATE TABLE to the other flavour: MySQL's
+    collations become MariaDB's default; MariaDB's UUID stops it, naming the type."""
+    replica, direction = cross_replica, cross_pair.direction
+    if direction == "mysql->mariadb":
+        replica.src("CREATE TABLE c (id INT PRIMARY KEY, a VARCHAR(10) COLLATE"
+                    " utf8mb4_0900_ai_ci, j JSON) COLLATE utf8mb4_0900_ai_ci",
+                    "INSERT INTO c VALUES (1, 'Ä', '{\"b\": [1, 2], \"a\": null}')")
+    else:
+        replica.src("CREATE TABLE c (id INT PRIMARY KEY, a VARCHAR(10), u UUID)",
+                    f"INSERT INTO c VALUES (1, 'Ä', '{UUIDS[0]}')")
+    config = write_config(replica, tmp_path / "applier.toml", type_conversions=CONVERSIONS,
+                          start="current")
+    seed = subprocess.run([*APPLIER, "seed", "--create", "--config", str(config)],
+                          capture_output=True, text=True, timeout=900)
+    if direction == "mariadb->mysql":
+        assert seed.returncode == 3, seed.stdout + seed.stderr
+        assert "column 'u' of type UUID, which the target (mysql) does not have" in \
+            seed.stderr, seed.stderr
+        assert replica.rows(f"SHOW TABLES FROM `{replica.schema}` LIKE 'c'") == []
+        return
+    assert seed.returncode == 0, (seed.stdout + seed.stderr)[-4000:]
+    assert replica.rows("SELECT COLUMN_NAME, COLLATION_NAME FROM information_schema.COLUMNS"
+                        f" WHERE TABLE_SCHEMA = '{replica.schema}' AND TABLE_NAME = 'c'"
+                        " ORDER BY COLUMN_NAME") == [
+        ("a", "utf8mb4_general_ci"), ("id", None), ("j", "utf8mb4_bin")]
+    (row,) = replica.rows("SELECT id, a, j FROM c")
+    assert row[:2] == (1, "Ä") and json.loads(row[2]) == {"a": None, "b": [1, 2]}
