@@ -11,7 +11,7 @@ import json
 import pytest
 
 from applier.errors import ExitStatus
-from tests.integration.running import run_cli, write_config
+from tests.integration.running import kill_9_when, run_cli, write_config
 
 pytestmark = pytest.mark.integration
 
@@ -281,3 +281,33 @@ def test_a_value_the_target_type_cannot_hold_stops_with_nothing_applied(cross_re
     assert replica.rows("SELECT id FROM t") == [(1,)]
     assert replica.rows("SELECT id FROM x") == []
     assert replica.checkpoint() == before
+
+
+def test_kill_9_across_flavours_resumes_exactly_once(cross_replica, tmp_path):
+    """The daemon killed in the middle of a catch-up into the other flavour resumes, by
+    the source's GTIDs kept in the target's checkpoint, with every transaction applied
+    once: each one inserts two rows into a table without a key (a repeat would add two
+    more, a partial one leave one)."""
+    replica = cross_replica
+    start = _executed(replica)
+    for server in (replica.src, replica.tgt):
+        server("CREATE TABLE log (n INT NOT NULL, j JSON)")
+    conn = replica._conn(replica.source_cfg)
+    try:
+        with conn.cursor() as cur:
+            for n in range(1500):
+                cur.execute("INSERT INTO log VALUES (%s, %s), (%s, %s)",
+                            (n, json.dumps({"n": n, "a": "é"}), n, json.dumps([n])))
+    finally:
+        conn.close()
+    config = write_config(replica, tmp_path / "applier.toml", type_conversions=NON_LOSSY,
+                          start=start, extra="")
+    kill_9_when(config, lambda: replica.rows("SELECT COUNT(*) FROM log")[0][0] >= 400)
+    (killed_at,) = replica.rows("SELECT COUNT(*) FROM log")[0]
+    assert 0 < killed_at < 3000 and killed_at % 2 == 0, killed_at
+    assert replica.catch_up(type_conversions=NON_LOSSY, start=start, auto_position=True) \
+        == ExitStatus.OK, replica.last_error
+    assert replica.rows("SELECT COUNT(*), COUNT(DISTINCT n), MIN(n), MAX(n) FROM log") == \
+        [(3000, 1500, 0, 1499)]
+    docs = [json.loads(j) for (j,) in replica.rows("SELECT j FROM log WHERE n = 7")]
+    assert sorted(docs, key=str) == sorted([{"n": 7, "a": "é"}, [7]], key=str)
