@@ -33,11 +33,12 @@ ROOTS = ("applier", "reconcile")
 
 # seed/ and reconcile/ sit above apply/ and ops/ but may use only these of their modules
 # (their doors: a target session, a table's definition, how a row is found, applying a
-# transaction); anything else there is an internal of the applier they must not reach
+# transaction, a definition made runnable on the other flavour); anything else there is
+# an internal of the applier they must not reach
 DOORS = {
     "applier.seed": ("applier.apply.target", "applier.apply.schema", "applier.apply.lookup",
                      "applier.apply.transaction", "applier.apply.triggers",
-                     "applier.ops.service"),
+                     "applier.apply.ddlflavor", "applier.ops.service"),
     "reconcile": ("applier.apply.schema",),
 }
 GUARDED = ("applier.apply", "applier.ops")

@@ -9,12 +9,15 @@ into the value model of `applier.convert.decide` (the converter's input), the ap
 `converter` gives the target value, and `normalize` gives it the form the target stores:
 a CHAR drops trailing spaces, a BINARY(n) is padded with zero bytes, a FLOAT keeps 24 bits
 of mantissa, a DECIMAL has the target's scale. Two rows are equal when their normalized
-tuples are equal; `row_hash` is a 64-bit digest of such a tuple. Decimals are exact at any
+tuples are equal; `row_hash` is a 64-bit digest of such a tuple. A column with JSON on
+either side (a migration between MySQL and MariaDB, whose JSON is LONGTEXT) is compared
+as documents (`document`): key order and spacing do not count. Decimals are exact at any
 precision the servers allow (65 digits): every Decimal operation here uses `DEC`.
 """
 
 from __future__ import annotations
 
+import json
 import struct
 from dataclasses import dataclass
 from decimal import Context, Decimal
@@ -125,6 +128,25 @@ def normalize(value: Any, t: SqlType) -> Any:
     return value
 
 
+def document(value: Any) -> Any:
+    """A JSON text (str or bytes) -> one canonical text of its document (keys sorted, no
+    spaces); a text that is no JSON document is returned as it is (it then differs)."""
+    if value is None or isinstance(value, Unconvertible):
+        return value
+    text = bytes(value).decode("utf-8", "surrogatepass") \
+        if isinstance(value, bytes | bytearray) else str(value)
+    try:
+        return json.dumps(json.loads(text), sort_keys=True, separators=(",", ":"),
+                          ensure_ascii=False)
+    except ValueError:
+        return value
+
+
+def is_document(col: ColumnPlan) -> bool:
+    """JSON on one side at least: compared as documents."""
+    return "json" in (col.source_type.name, col.target_type.name)
+
+
 def _token(v: Any, a: HashAlgo) -> bytes:
     if v is None:
         return b"~"
@@ -182,12 +204,16 @@ class RowConverter:
                     value = convs[i](value)
                 except (ApplierError, ValueError, OverflowError) as exc:
                     value = Unconvertible(str(exc))
-            out.append(normalize(value, col.target_type))
+            value = normalize(value, col.target_type)
+            out.append(document(value) if is_document(col) else value)
         return tuple(out)
 
     def actual(self, texts, indexes: range | list[int] | None = None) -> tuple:
         """Target texts -> values in the same normalized form."""
         idx = range(len(self.columns)) if indexes is None else indexes
-        return tuple(normalize(parse(text, self.columns[i].target_type),
-                               self.columns[i].target_type)
-                     for i, text in zip(idx, texts, strict=True))
+        out = []
+        for i, text in zip(idx, texts, strict=True):
+            col = self.columns[i]
+            value = normalize(parse(text, col.target_type), col.target_type)
+            out.append(document(value) if is_document(col) else value)
+        return tuple(out)

@@ -21,6 +21,10 @@ Fixtures:
                    ServerInfo of a source with that binlog_row_image (started lazily, once)
   make_db          function factory: make_db(server_info, schema) -> Db (schema created,
                    dropped after the test)
+  cross_pair       session: a source of this flavour and a target of the other one
+                   (.source: the `servers` source; .target: the other flavour's target,
+                   started lazily, once per flavour: 'mysql' runs MySQL -> MariaDB,
+                   'mariadb' runs MariaDB -> MySQL); .direction names it
 """
 
 from __future__ import annotations
@@ -146,6 +150,41 @@ def source_for_image(flavor, servers, tmp_path_factory):
     yield get
     for cleanup in cleanups:
         cleanup()
+
+
+OTHER_FLAVOR = {"mysql": "mariadb", "mariadb": "mysql"}
+
+
+@dataclass(frozen=True)
+class CrossPair:
+    """A source and a target of different flavours (a migration between them)."""
+
+    source: ServerInfo
+    target: ServerInfo
+
+    @property
+    def direction(self) -> str:
+        return f"{self.source.flavor}->{self.target.flavor}"
+
+
+@pytest.fixture(scope="session")
+def cross_pair(flavor, servers, tmp_path_factory):
+    """The `servers` source with a target of the other flavour: one more server per
+    flavour and session, started when a test first asks for it."""
+    other = OTHER_FLAVOR[flavor]
+    if _docker_wanted():
+        container, target = _container(other, "target")
+        try:
+            yield CrossPair(servers.source, target)
+        finally:
+            container.stop()
+        return
+    sandbox = Sandbox(tmp_path_factory.mktemp(f"cross-{flavor}-{other}"), roles=("target",),
+                      flavor=other, die_with_parent=True)
+    try:
+        yield CrossPair(servers.source, sandbox.up().target)
+    finally:
+        sandbox.down(remove=True)
 
 
 def _connect(server: ServerInfo, schema: str | None = None) -> pymysql.Connection:

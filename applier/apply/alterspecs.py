@@ -32,7 +32,7 @@ def _ident(tok: Token | None) -> str | None:
     return tok.text if tok is not None and tok.kind in (WORD, QUOTED) else None
 
 
-def _split(tokens: list[Token]) -> list[list[Token]]:
+def split_parts(tokens: list[Token]) -> list[list[Token]]:
     """Top-level comma-separated parts (parentheses respected)."""
     parts: list[list[Token]] = [[]]
     depth = 0
@@ -83,7 +83,7 @@ def column_changes(sql: str, dialect: Dialect | None = None) -> list[ColumnChang
     if start is None:
         return []
     out: list[ColumnChange] = []
-    for part in _split(tokens[_after_name(tokens, start):]):
+    for part in split_parts(tokens[_after_name(tokens, start):]):
         out += _spec(part, sql)
     return out
 

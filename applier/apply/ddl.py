@@ -12,8 +12,10 @@ statement-based DML and unreadable DDL stop replication. Filter rules per statem
 * TEMPORARY tables: skipped (row-based binlogs carry no rows of them).
 
 What an accepted statement becomes, or whether it stops because it would redefine a column
-the replica defines differently, is the DDL policy's (applier.apply.ddlpolicy); online
-schema change tools' helper tables follow their table's filter (applier.core.filters).
+the replica defines differently, is the DDL policy's (applier.apply.ddlpolicy); a collation
+or column type the target's flavour lacks is translated or stops (applier.apply.ddlflavor);
+online schema change tools' helper tables follow their table's filter
+(applier.core.filters).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from applier.apply import sequences
+from applier.apply import ddlflavor, sequences
 from applier.apply.ddlpolicy import DdlPolicy
 from applier.apply.lookup import quote
 from applier.apply.session import SourceSession, executable
@@ -60,6 +62,7 @@ class StatementApplier:
         # which statements apply, are rewritten or stop (the replica's own design is kept)
         self.policy = policy or DdlPolicy(conn)
         self.session = SourceSession(self.flavor)
+        self._catalog: ddlflavor.TargetCatalog | None = None  # read at the first DDL
 
     def dialect(self, stmt: Statement) -> Dialect:
         bits = stmt.session.sql_mode if stmt.session else None
@@ -86,7 +89,11 @@ class StatementApplier:
         if sql is None:
             return False
         prepared = self.policy.prepare(info, sql, stmt.schema, self.dialect(stmt), end)
-        self._execute(cur, stmt, info, prepared.sql, end)
+        if self._catalog is None:
+            self._catalog = ddlflavor.TargetCatalog.read(cur, self.flavor)
+        text = ddlflavor.translate(prepared.sql, self._catalog, self.dialect(stmt),
+                                   where=f" at {end}")
+        self._execute(cur, stmt, info, text, end)
         prepared.applied()
         return True
 

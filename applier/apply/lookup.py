@@ -30,6 +30,9 @@ class LookupPlan:
     index: str | None
     columns: tuple[str, ...]  # columns compared in the WHERE clause, key columns first
     exact: tuple[tuple[str, str], ...] = ()  # (string column, charset) compared byte for byte
+    # JSON columns among `columns` whose value is text (from a MariaDB source: its JSON is
+    # LONGTEXT): compared as a document, CAST(.. AS JSON); text would be a JSON string
+    json: tuple[str, ...] = ()
 
     @property
     def unique(self) -> bool:

@@ -6,7 +6,7 @@ or a batch only binds its arguments (as Vitess keeps prepared statements on its 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from applier.apply import lookup, sqlbuild
@@ -110,12 +110,17 @@ class TablePlan:
 
 def exact_strings(plan: lookup.LookupPlan, mapping: TableMapping) -> lookup.LookupPlan:
     """Outside unique keys, a collation would let 'a' find 'A' or 'a ': compare string
-    columns byte for byte as well (as the server's record_compare does)."""
+    columns byte for byte as well (as the server's record_compare does); a JSON column
+    whose source is text (a MariaDB source) compares that text as a document."""
     if plan.unique:
         return plan
-    exact = []
+    exact, json = [], []
+    from_text = {p.target.name.lower() for p in mapping.pairs
+                 if p.target.type.name == "json" and p.source.type.name != "json"}
     for name in plan.columns:
         col = mapping.target.column(name)
         if col is not None and col.type.group == STRING and col.type.charset:
             exact.append((name, col.type.charset))
-    return lookup.LookupPlan(plan.kind, plan.index, plan.columns, tuple(exact))
+        if name.lower() in from_text:
+            json.append(name)
+    return replace(plan, exact=tuple(exact), json=tuple(json))

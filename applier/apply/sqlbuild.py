@@ -25,7 +25,8 @@ def where_text(plan) -> str:
     """WHERE condition finding one row; NULL-safe comparisons (<=>) outside unique keys.
     Its arguments: `where_args`."""
     op = "=" if plan.unique else "<=>"
-    parts = [f"{ident(c)} {op} %s" for c in plan.columns]
+    parts = [f"{ident(c)} {op} CAST(%s AS JSON)" if c in plan.json else f"{ident(c)} {op} %s"
+             for c in plan.columns]
     for col, charset in plan.exact:
         parts.append(f"CAST({ident(col)} AS BINARY)"
                      f" <=> CAST(CONVERT(%s USING {charset}) AS BINARY)")

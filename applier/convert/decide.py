@@ -22,7 +22,10 @@ Deliberate differences from MySQL (README list):
 - VARCHAR/TEXT -> CHAR is lossy (CHAR strips trailing spaces); VARBINARY/BLOB -> BINARY
   is lossy (BINARY pads with 0x00); MySQL calls both non-lossy at equal capacity;
 - ENUM/SET conversions are classified and converted by member name (MySQL: refused
-  unless the storage size allows; by index).
+  unless the storage size allows; by index);
+- between flavours (applier.convert.crossflavor): MySQL JSON <-> string types (MariaDB's
+  JSON is LONGTEXT), and strings into MariaDB's UUID/INET6/INET4 (MySQL has no such
+  conversions: it has no such types).
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from enum import StrEnum
 from typing import Any
 
 from applier.convert import converters as conv
+from applier.convert import crossflavor as cross
 from applier.core import charsets
 from applier.core.conversions import Mode
 from applier.core.types import (
@@ -117,6 +121,8 @@ def natural_class(source: SqlType, target: SqlType, mode: Mode) -> Decision:
     nothing but the identical type."""
     src = adopt_charset(resolve_source(as_logged(source, target), mode), target)
     group = src.group
+    if cross.is_json_text(src, target):
+        return _json_text(src, target)
     if src.name in FIXED_BINARY or target.name in FIXED_BINARY:
         return _mariadb_fixed(src, target)
     if group != target.group or group not in _CLASSIFIERS:
@@ -232,6 +238,16 @@ def _enumset(s: SqlType, t: SqlType) -> Decision:
     return _D.NON_LOSSY if enumset_capacity(t) >= enumset_capacity(s) else _D.LOSSY
 
 
+def _json_text(s: SqlType, t: SqlType) -> Decision:
+    """JSON -> a string type: as its text in LONGTEXT utf8mb4 (crossflavor.JSON_TEXT)
+    would be, never identical; a string type -> JSON: non-lossy (the target parses it; a
+    text that is not a document stops)."""
+    if s.name != "json":
+        return _D.NON_LOSSY
+    d = _string(cross.JSON_TEXT, t)
+    return _D.NON_LOSSY if d is _D.IDENTICAL else d
+
+
 def _mariadb_fixed(s: SqlType, t: SqlType) -> Decision:
     """MariaDB's UUID, INET6 and INET4. The source's table map shows such a column as
     BINARY(16) / BINARY(16) / BINARY(4) of the binary charset, its value the bytes in text
@@ -241,10 +257,13 @@ def _mariadb_fixed(s: SqlType, t: SqlType) -> Decision:
     another type is classified as the BINARY(N) the table map shows (types.as_logged),
     but into CHAR/VARCHAR (when the source's declared type is known: the applier asks the
     source, apply/sourcetypes.py): non-lossy where its longest text fits, else refused;
-    into TEXT types non-lossy (every text fits).
+    into TEXT types non-lossy (every text fits). A string into these types: lossy (a
+    string that is not such a value stops: crossflavor.fixed_from_text).
     """
     if s.name == t.name:
         return _D.IDENTICAL
+    if cross.is_text_to_fixed(s, t):
+        return _D.LOSSY
     if s.name in FIXED_BINARY and t.group == STRING:  # its text, as CAST(x AS CHAR)
         if t.name in ("char", "varchar"):
             fits = (t.length or 0) >= FIXED_TEXT_CHARS[s.name]
@@ -288,6 +307,10 @@ def converter(source: SqlType, target: SqlType, mode: Mode) -> Converter:
     source = as_logged(source, target)
     src = adopt_charset(resolve_source(source, mode), target)
     group = src.group
+    if cross.is_json_text(src, target):
+        return cross.json_converter(src, target, lossy=mode.all_lossy)
+    if cross.is_text_to_fixed(src, target):
+        return cross.fixed_from_text(target.name)
     if src.name in FIXED_BINARY and target.group == STRING:
         return conv.fixed_text(src.name)
     if src.name in FIXED_BINARY or target.name in FIXED_BINARY:  # identical only: bytes

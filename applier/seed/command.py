@@ -32,10 +32,10 @@ import time
 import uuid
 from dataclasses import dataclass
 
-from applier.apply import triggers
+from applier.apply import ddlflavor, triggers
 from applier.apply.lookup import qualified, quote
 from applier.apply.schema import list_tables, read_table
-from applier.apply.target import connect
+from applier.apply.target import connect, flavor_of
 from applier.binlog.stream import read_settings
 from applier.config import Config
 from applier.convert.mapping import build_mapping, needs_value
@@ -127,11 +127,14 @@ def select_tables(src, cfg: Config, only: tuple[str, ...] | None,
 
 
 def _create_missing(src, tgt, missing: list[tuple[str, str]]) -> None:
-    """--create: the source's own definition, as SHOW CREATE TABLE gives it."""
+    """--create: the source's own definition, as SHOW CREATE TABLE gives it (a collation
+    of the other flavour translated, a type the target lacks refused: ddlflavor)."""
     with tgt.cursor() as cur:
+        catalog = ddlflavor.TargetCatalog.read(cur, flavor_of(tgt))
         cur.execute("SET SESSION foreign_key_checks = 0")
         for schema, table in missing:
             ddl = _rows(src, f"SHOW CREATE TABLE {qualified(schema, table)}")[0][1]
+            ddl = ddlflavor.translate(ddl, catalog, where=f" creating {schema}.{table}")
             cur.execute(f"CREATE DATABASE IF NOT EXISTS {quote(schema)}")
             cur.execute(f"USE {quote(schema)}")
             cur.execute(ddl)

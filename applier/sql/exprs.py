@@ -37,6 +37,7 @@ from applier.core.types import (
     BIT,
     BLOB_BYTES,
     ENUMSET,
+    FIXED_BINARY,
     INTEGER,
     STRING,
     TEMPORAL,
@@ -53,8 +54,11 @@ _ROUND_TRIP = {"utf8mb4", "utf8mb3", "utf8", "latin1", "ascii"}
 def value_model_read_expr(column: str, t: SqlType) -> str:
     """The column read so that, fetched with character_set_results=binary, its value is
     the applier's value model once decoded: FLOAT through DOUBLE (the text form has 6
-    digits), temporals as MySQL prints them, ENUM/SET as their numbers, anything else
-    as it is (strings as their raw bytes)."""
+    digits), temporals as MySQL prints them, ENUM/SET as their numbers, MariaDB's
+    UUID/INET6/INET4 as their bytes in text order (as the binlog holds them; the column
+    itself gives its text), anything else as it is (strings as their raw bytes)."""
+    if t.name in FIXED_BINARY:
+        return f"CAST({column} AS BINARY)"
     if t.name == "float":
         return f"CAST({column} AS DOUBLE)"
     if t.group == TEMPORAL:

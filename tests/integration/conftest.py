@@ -12,6 +12,16 @@ def replica(servers, source_db, target_db, tmp_path) -> Replica:
 
 
 @pytest.fixture
+def cross_replica(cross_pair, make_db, schema_name, tmp_path) -> Replica:
+    """A Replica from this flavour's source into the other flavour's target
+    (conftest.cross_pair): a migration between MySQL and MariaDB."""
+    make_db(cross_pair.source, schema_name)
+    make_db(cross_pair.target, schema_name)
+    return Replica(cross_pair.source.server_config(), cross_pair.target.server_config(),
+                   schema_name, tmp_path / "state")
+
+
+@pytest.fixture
 def replica_with_image(servers, source_for_image, make_db, schema_name, tmp_path):
     """replica_with_image('MINIMAL' | 'NOBLOB' | 'FULL') -> Replica from such a source."""
 

@@ -114,3 +114,19 @@ def test_convert_image_renames_identical_columns_and_converts_the_others():
     assert narrow._names is None
     assert narrow.convert_image({1: 1000, 0: 3}) == {"n": 127, "id": 3}
     assert narrow.convert_images([{1: -1000}]) == [{"n": -128}]
+
+
+def test_keyless_json_column_from_text_is_compared_as_a_document():
+    """A MariaDB source's JSON is LONGTEXT: into a MySQL JSON column its text is compared
+    through CAST(.. AS JSON) (a string would be a JSON string); a JSON source's value is
+    rendered as JSON already (applier.mysqljson.jsonsql) and compared as it is."""
+    longtext = SqlType("longtext", length=2 ** 32 - 1, charset="utf8mb4",
+                       max_bytes=2 ** 32 - 1)
+    source = SourceTable("db", "t", 7, (Column(0, "n", INT), Column(1, "j", longtext)))
+    target = TableDef("db", "t", (Column(0, "n", INT), Column(1, "j", JSON)))
+    plan = TablePlan(build_mapping(source, target, Mode.parse("ALL_NON_LOSSY")))
+    assert plan.describe()["delete"] == ("DELETE FROM `db`.`t` WHERE `n` <=> %s AND"
+                                         " `j` <=> CAST(%s AS JSON) LIMIT 1")
+    same = pair([], source_names=("n", "doc"))
+    assert same.describe()["delete"] == ("DELETE FROM `db`.`t` WHERE `n` <=> %s AND"
+                                         " `doc` <=> %s LIMIT 1")

@@ -1,0 +1,104 @@
+"""DDL across flavours (applier.apply.ddlflavor), without servers."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from applier.apply.ddlflavor import TargetCatalog, column_types, target_collation, translate
+from applier.binlog.sqltext import Dialect, tokenize
+from applier.errors import ReplicationStopped
+
+MARIADB = TargetCatalog("mariadb", frozenset({"utf8mb4_general_ci", "utf8mb4_bin",
+                                              "utf8mb4_unicode_ci", "latin1_swedish_ci",
+                                              "utf8mb4_nopad_bin"}), "utf8mb4_general_ci")
+MYSQL = TargetCatalog("mysql", frozenset({"utf8mb4_0900_ai_ci", "utf8mb4_general_ci",
+                                          "utf8mb4_bin", "utf8mb4_0900_bin"}),
+                      "utf8mb4_0900_ai_ci")
+
+
+@pytest.mark.parametrize(("sql", "expected"), [
+    ("CREATE TABLE t (a VARCHAR(10) COLLATE utf8mb4_0900_ai_ci) DEFAULT CHARSET=utf8mb4"
+     " COLLATE=utf8mb4_0900_ai_ci",
+     "CREATE TABLE t (a VARCHAR(10) COLLATE utf8mb4_general_ci) DEFAULT CHARSET=utf8mb4"
+     " COLLATE=utf8mb4_general_ci"),
+    ("ALTER TABLE t ADD b TEXT CHARACTER SET utf8mb4 COLLATE `utf8mb4_0900_as_cs`",
+     "ALTER TABLE t ADD b TEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci"),
+    ("CREATE TABLE t (a CHAR(1) COLLATE 'utf8mb4_de_pb_0900_ai_ci', b CHAR(1) COLLATE"
+     " utf8mb4_0900_bin)",
+     "CREATE TABLE t (a CHAR(1) COLLATE utf8mb4_general_ci, b CHAR(1) COLLATE utf8mb4_bin)"),
+    ("ALTER DATABASE d DEFAULT COLLATE = UTF8MB4_0900_AI_CI",
+     "ALTER DATABASE d DEFAULT COLLATE = utf8mb4_general_ci"),
+    # what the target has stays; a string that mentions a collation is no COLLATE clause
+    ("CREATE TABLE t (a CHAR(1) COLLATE utf8mb4_bin DEFAULT 'COLLATE utf8mb4_0900_ai_ci')",
+     "CREATE TABLE t (a CHAR(1) COLLATE utf8mb4_bin DEFAULT 'COLLATE utf8mb4_0900_ai_ci')"),
+    ("INSERT INTO t VALUES ('x' COLLATE utf8mb4_0900_ai_ci)",
+     "INSERT INTO t VALUES ('x' COLLATE utf8mb4_0900_ai_ci)"),
+])
+def test_mysql_0900_collations_become_the_targets_default(sql, expected, caplog):
+    with caplog.at_level(logging.INFO):
+        assert translate(sql, MARIADB) == expected
+    if expected != sql:
+        assert "does not exist on the target (mariadb)" in caplog.text
+
+
+def test_on_a_target_that_has_them_nothing_changes():
+    sql = "CREATE TABLE t (a VARCHAR(10) COLLATE utf8mb4_0900_ai_ci, u CHAR(36))"
+    assert translate(sql, MYSQL) == sql
+
+
+@pytest.mark.parametrize(("sql", "name"), [
+    ("CREATE TABLE t (a VARCHAR(10) COLLATE utf8mb4_nopad_bin)", "utf8mb4_nopad_bin"),
+    ("ALTER TABLE t MODIFY a TEXT COLLATE latin1_swedish_nopad_ci",
+     "latin1_swedish_nopad_ci"),
+])
+def test_any_other_missing_collation_stops_naming_it(sql, name):
+    with pytest.raises(ReplicationStopped, match=f"collation '{name}', which the target "
+                                                 r"\(mysql\) does not have") as exc:
+        translate(sql, MYSQL, where=" at binlog.000001:4")
+    assert exc.value.code == 1273 and "at binlog.000001:4" in str(exc.value)
+    assert sql[:20] in str(exc.value)
+
+
+@pytest.mark.parametrize(("sql", "column", "type_"), [
+    ("CREATE TABLE t (id INT PRIMARY KEY, u UUID NOT NULL)", "u", "UUID"),
+    ("CREATE TABLE IF NOT EXISTS d.t (`a b` inet6, KEY (a))", "a b", "INET6"),
+    ("ALTER TABLE t ADD COLUMN IF NOT EXISTS i Inet4", "i", "INET4"),
+    ("ALTER TABLE t ADD (x INT, y UUID)", "y", "UUID"),
+    ("ALTER TABLE t CHANGE COLUMN old new UUID", "new", "UUID"),
+    ("ALTER TABLE t MODIFY u UUID DEFAULT NULL", "u", "UUID"),
+])
+def test_mariadb_types_stop_on_mysql(sql, column, type_):
+    with pytest.raises(ReplicationStopped, match=f"column '{column}' of type {type_}, "
+                                                 r"which the target \(mysql\)"):
+        translate(sql, MYSQL)
+    assert translate(sql, MARIADB) == sql
+
+
+@pytest.mark.parametrize("sql", [
+    "CREATE TABLE t (uuid CHAR(36), inet6 VARBINARY(16), KEY uuid (uuid))",
+    "ALTER TABLE t ADD INDEX uuid (inet4), DROP COLUMN uuid",
+    "ALTER TABLE t CHANGE uuid inet6 BINARY(16)",
+    "CREATE TABLE t LIKE uuid",
+])
+def test_columns_named_like_those_types_are_no_such_types(sql):
+    assert translate(sql, MYSQL) == sql
+
+
+def test_vector_stops_on_mariadb():
+    with pytest.raises(ReplicationStopped, match="of type VECTOR"):
+        translate("CREATE TABLE t (id INT PRIMARY KEY, e VECTOR(3))", MARIADB)
+
+
+def test_column_types_reads_each_definition():
+    tokens = tokenize("CREATE TABLE s.t (a INT, b VARCHAR(3), PRIMARY KEY (a),"
+                      " CONSTRAINT c CHECK (a > 0))", Dialect())
+    assert [(n, t.text) for n, t in column_types(tokens)] == [("a", "INT"), ("b", "VARCHAR")]
+
+
+def test_target_collation_only_where_one_meaning_is_clear():
+    assert target_collation("utf8mb4_0900_ai_ci", MARIADB) == "utf8mb4_general_ci"
+    assert target_collation("utf8mb4_0900_bin", MARIADB) == "utf8mb4_bin"
+    assert target_collation("utf8mb4_nopad_bin", MYSQL) is None
+    assert target_collation("latin1_0900_x", MARIADB) is None
