@@ -60,6 +60,9 @@ class StatementApplier:
         # which statements apply, are rewritten or stop (the replica's own design is kept)
         self.policy = policy or DdlPolicy(conn)
         self.session = SourceSession(self.flavor)
+        # called with the cursor just before a statement runs, after the commit before it
+        # (applier.apply.transaction: the source GTID the statement commits under)
+        self.before_execute: Callable | None = None
 
     def dialect(self, stmt: Statement) -> Dialect:
         bits = stmt.session.sql_mode if stmt.session else None
@@ -152,6 +155,8 @@ class StatementApplier:
                  end: Position) -> None:
         self.conn.commit()  # DDL commits implicitly; keep the rows before it apart
         session = stmt.session
+        if self.before_execute is not None:
+            self.before_execute(cur)
         try:
             self._enter(cur, stmt)
             sql = executable(sql, info.action)
