@@ -213,6 +213,7 @@ class TransactionApplier:
                 if self.statements.apply(ex, group, txn.end):
                     self.forget_plans()
                 if self.kept is not None and self.kept.entered:  # the DDL committed it
+                    ex.commit()  # the reads after it (the DDL policy's) end first
                     self.kept.leave(ex)
                     self._consumed = True
             else:
