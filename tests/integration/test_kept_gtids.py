@@ -61,7 +61,7 @@ def test_kept_gtids_target_holds_exactly_the_sources(binlogged_pair, make_db, sc
 
     assert fwd.catch_up(keep_source_gtids=True, ddl="apply") == ExitStatus.OK, fwd.last_error
     sent = kp.gtids_since(a, a_start)
-    assert len(sent) >= 7
+    assert len(sent) >= (7 if a.flavor == "mysql" else 6)
     if a.flavor == "mysql":
         assert any(":kept:" in g for g in sent)
     a_origin = kp.origin(a)
