@@ -12,9 +12,13 @@ back after its COMMIT or ROLLBACK):
     next transaction is logged as domain-server-seq), then the first two back to the
     server's own. A MariaDB source only.
 
-Executed or not is asked of the target before each transaction (one query; several
-appliers or a server's replica may write the same GTIDs): MySQL
-``GTID_SUBSET(gtid, @@GLOBAL.gtid_executed)``; MariaDB the target's
+Executed or not is asked of the target before each transaction (several appliers or a
+server's replica may write the same GTIDs): MySQL ``GTID_SUBSET(gtid,
+@@GLOBAL.gtid_executed)`` asked after ``SET gtid_next = gtid``, which waits while another
+session owns that GTID: MySQL makes a transaction readable in its binlog (where the other
+side's applier can read it, apply it and send it back) a moment *before* it adds its GTID
+to gtid_executed; the server's owner commits first, then the answer is right (measured: a
+dual-master pair without that wait re-applied a returning transaction); MariaDB the target's
 ``@@GLOBAL.gtid_binlog_state`` (the last seq_no of each domain *and server id*,
 ``applier.core.gtidset.binlog_state_has``: with several masters writing one domain, the
 seq_no alone would skip another server's transaction).
@@ -95,8 +99,15 @@ class KeptGtids:
         """The target has already executed ``gtid`` (committed or owned by a commit)."""
         self._same_flavor(gtid)
         if self.flavor == "mysql":
-            ex.execute("SELECT GTID_SUBSET(%s, @@GLOBAL.gtid_executed)", (gtid,))
-            return bool(int(ex.fetchone()[0]))
+            ex.commit()  # gtid_next is set outside a transaction only
+            ex.execute("SET SESSION gtid_next = %s", (gtid,))  # waits while it is owned
+            try:
+                ex.execute("SELECT GTID_SUBSET(%s, @@GLOBAL.gtid_executed)", (gtid,))
+                row = ex.fetchone()  # none: the server skips statements of an executed GTID
+            finally:  # ROLLBACK releases the ownership (nothing was written)
+                ex.rollback()
+                ex.execute("SET SESSION gtid_next = 'AUTOMATIC'")
+            return row is None or bool(int(row[0]))
         ex.execute("SELECT @@GLOBAL.gtid_binlog_state")
         state = ex.fetchone()[0]
         return binlog_state_has(state.decode() if isinstance(state, bytes) else state or "",

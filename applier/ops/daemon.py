@@ -374,7 +374,7 @@ class Daemon:
         self.live.state = "running"
         self.metrics.set_state("running")
         self.status_file.update(self.live.as_status())
-        if self.live.totals.transactions % self._every == 0:
+        if not skipped and self.live.totals.transactions % self._every == 0:
             log.info("applied %d transactions (%d rows), at %s, %s s behind source",
                      self.live.totals.transactions, self.live.totals.rows, txn.end,
                      self.live.seconds_behind_source)

@@ -18,6 +18,7 @@ write FWD's checkpoint row over its own on A.
 
 from __future__ import annotations
 
+import subprocess
 import threading
 import time
 from collections import Counter
@@ -26,12 +27,33 @@ import pymysql
 import pytest
 
 from tests.integration import keptpeers as kp
-from tests.integration.harness import Replica, wait_for
+from tests.integration.harness import APPLIER, Replica, wait_for
 from tests.integration.running import Foreground, write_config
 
 pytestmark = pytest.mark.integration
 
 WRITE_SECONDS = 20.0  # how long each writer writes (a workload size, not an assertion)
+
+
+class Logged(Foreground):
+    """A daemon whose log goes to a file (a pipe nobody reads while it runs would fill
+    and stop it); ``stderr`` is the file's text once it ended."""
+
+    def __init__(self, config, log_path):
+        self.config, self.log_path = config, log_path
+        self.log = open(log_path, "w")  # noqa: SIM115 - closed in wait_exit
+        self.proc = subprocess.Popen([*APPLIER, "start", "--foreground", "--config",
+                                      str(config)], stdout=self.log, stderr=self.log,
+                                     text=True)
+        self.stdout = self.stderr = ""
+
+    def wait_exit(self, timeout: float = 180) -> int:
+        try:
+            self.proc.wait(timeout=timeout)
+        finally:
+            self.log.close()
+            self.stderr = self.log_path.read_text()
+        return self.proc.returncode
 
 
 class Writer(threading.Thread):
@@ -84,6 +106,7 @@ def _converged(fwd: Foreground, rev: Foreground, a, b):
     for daemon, source in ((fwd, a), (rev, b)):
         if daemon.proc.poll() is not None:
             daemon.wait_exit()
+
             raise AssertionError(f"a daemon ended ({daemon.proc.returncode}): "
                                  f"{daemon.stderr[-2000:]}")
         status = daemon.status()
@@ -110,7 +133,8 @@ def test_dual_master_converges_without_loops(binlogged_pair, make_db, schema_nam
     fwd_cfg = write_config(fwd_replica, tmp_path / "fwd.toml", keep_source_gtids=True)
     rev_cfg = write_config(rev_replica, tmp_path / "rev.toml", keep_source_gtids=True)
     writers = [Writer(a, schema_name, 1_000_000), Writer(b, schema_name, 2_000_000)]
-    with Foreground(fwd_cfg) as fwd, Foreground(rev_cfg) as rev:
+    with Logged(fwd_cfg, tmp_path / "fwd.log") as fwd, \
+            Logged(rev_cfg, tmp_path / "rev.log") as rev:
         fwd.wait_running()
         rev.wait_running()
         for w in writers:
@@ -139,10 +163,19 @@ def test_dual_master_converges_without_loops(binlogged_pair, make_db, schema_nam
         expected = {"fwd": len(b_own), "rev": len(a_own)}  # the returning transactions
         assert min(expected.values()) > 100
 
+        seen = {}
+
         def counted():
             s = {"fwd": fwd.status(), "rev": rev.status()}
+            seen.update({k: (v["transactions_skipped"], v["transactions_applied"])
+                         for k, v in s.items()})
             return all(s[k]["transactions_skipped"] == expected[k] for k in s) and s
-        statuses = wait_for("transactions_skipped in the status", counted, timeout=60)
+        try:
+            statuses = wait_for("transactions_skipped in the status", counted, timeout=60)
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}: (skipped, applied) {seen}, expected skipped "
+                                 f"{expected}, own A {len(a_own)}, own B {len(b_own)}"
+                                 ) from None
         assert statuses["fwd"]["transactions_applied"] == len(a_own)
         assert statuses["rev"]["transactions_applied"] == len(b_own)
         for s in statuses.values():
