@@ -92,3 +92,71 @@ def test_the_checkpoint_table_is_never_replicated():
     everything = excluding(table_filter((), ()), "applier_meta.checkpoint")
     assert not everything("applier_meta", "checkpoint")
     assert everything("applier_meta", "other")
+
+
+class _Server:
+    """Only what KeptGtids reads of a connection: the server's version string."""
+
+    def __init__(self, info: str):
+        self.info = info
+
+    def get_server_info(self) -> str:
+        return self.info
+
+
+class _Recorder:
+    """Records what is sent; answers the one SELECT with ``answer``."""
+
+    def __init__(self, answer=None):
+        self.sent: list[str] = []
+        self.answer = answer
+
+    def execute(self, sql, args=None):
+        self.sent.append(sql % tuple(f"'{a}'" for a in args) if args else sql)
+        return 0
+
+    def fetchone(self):
+        return self.answer
+
+    def commit(self):
+        self.sent.append("COMMIT")
+
+    def rollback(self):
+        self.sent.append("ROLLBACK")
+
+
+def test_mysql_sets_gtid_next_and_asks_after_owning_it():
+    from applier.apply.keptgtids import KeptGtids
+
+    kept = KeptGtids(_Server("9.7.4"))
+    ex = _Recorder(answer=(0,))
+    assert not kept.executed(ex, f"{U}:tg:5")
+    assert ex.sent == ["COMMIT", f"SET SESSION gtid_next = '{U}:tg:5'",
+                       f"SELECT GTID_SUBSET('{U}:tg:5', @@GLOBAL.gtid_executed)",
+                       "ROLLBACK", "SET SESSION gtid_next = 'AUTOMATIC'"]
+    assert kept.executed(_Recorder(answer=(1,)), f"{U}:5")
+    assert kept.executed(_Recorder(answer=None), f"{U}:5")  # the server skipped the SELECT
+    ex = _Recorder()
+    kept.enter(ex, f"{U}:5")
+    kept.leave(ex)
+    kept.leave(ex)  # once only
+    assert ex.sent == [f"SET SESSION gtid_next = '{U}:5'",
+                       "SET SESSION gtid_next = 'AUTOMATIC'"]
+
+
+def test_mariadb_sets_domain_server_and_seq_no():
+    from applier.apply.keptgtids import KeptGtids
+
+    kept = KeptGtids(_Server("10.11.19-MariaDB-0+deb12u1-log"))
+    ex = _Recorder(answer=("11-11-7,12-12-3",))
+    assert kept.executed(ex, "11-11-7") and not kept.executed(ex, "12-11-1")
+    ex = _Recorder()
+    kept.enter(ex, "12-12-4")
+    kept.leave(ex)
+    assert ex.sent == ["SET SESSION gtid_domain_id = 12, server_id = 12, gtid_seq_no = 4",
+                       "SET SESSION gtid_domain_id = @@GLOBAL.gtid_domain_id,"
+                       " server_id = @@GLOBAL.server_id"]
+    from applier.errors import ReplicationStopped
+
+    with pytest.raises(ReplicationStopped, match="cannot be kept on a mariadb target"):
+        kept.executed(_Recorder(), f"{U}:1")
