@@ -238,3 +238,34 @@ def applier_config(servers, tmp_path) -> Config:
                   replication=ReplicationConfig(start="current"),
                   daemon=DaemonConfig(state_dir=str(tmp_path / "state")),
                   reconcile=ReconcileConfig(report_dir=str(tmp_path / "reports")))
+
+
+# -- two binlogged servers with their own server ids (keep_source_gtids, dual-master) ------
+# Each is a sandbox "source" (binlog on, ROW, FULL metadata; MySQL gtid_mode=ON) started
+# with its own --server-id; on MariaDB also its own --gtid-domain-id (one domain per
+# master, as MariaDB recommends for multi-master: the README's keep_source_gtids notes).
+PEER_IDS = (11, 12)
+
+
+def _binlogged_peer(flavor: str, base, server_id: int) -> tuple[Sandbox, ServerInfo]:
+    extra = [f"--server-id={server_id}"]
+    if flavor == "mariadb":
+        extra.append(f"--gtid-domain-id={server_id}")
+    sandbox = Sandbox(base, roles=("source",), flavor=flavor, die_with_parent=True,
+                      extra_args=tuple(extra))
+    return sandbox, sandbox.up(row_image="FULL").source
+
+
+@pytest.fixture(scope="session")
+def binlogged_pair(flavor, tmp_path_factory):
+    """(A, B): two ServerInfo, both with the binlog on (MySQL gtid_mode=ON), server ids
+    11 and 12 (MariaDB gtid_domain_id 11 and 12), started once per flavour, lazily."""
+    started = []
+    try:
+        for server_id in PEER_IDS:
+            started.append(_binlogged_peer(
+                flavor, tmp_path_factory.mktemp(f"peer-{flavor}-{server_id}"), server_id))
+        yield tuple(info for _, info in started)
+    finally:
+        for sandbox, _ in started:
+            sandbox.down(remove=True)

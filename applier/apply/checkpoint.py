@@ -39,8 +39,9 @@ def resume_point(saved: Saved | None, replication, *,
     if executed is None:
         if auto:
             raise ConfigError(f"[replication] auto_position: channel {replication.channel!r}"
-                              " has no known GTID set (it started at a MySQL FILE:POS) — "
-                              "set auto_position = false, or start again from a GTID set")
+                              " has no known GTID set (a checkpoint written by an older"
+                              " version) — set auto_position = false, or start again"
+                              " from a GTID set")
         return saved.position
     if not executed:
         return saved.position  # no GTIDs yet (MySQL gtid_mode=OFF): file:pos

@@ -63,6 +63,9 @@ class StatementApplier:
         self.policy = policy or DdlPolicy(conn)
         self.session = SourceSession(self.flavor)
         self._catalog: ddlflavor.TargetCatalog | None = None  # read at the first DDL
+        # called with the cursor just before a statement runs, after the commit before it
+        # (applier.apply.transaction: the source GTID the statement commits under)
+        self.before_execute: Callable | None = None
 
     def dialect(self, stmt: Statement) -> Dialect:
         bits = stmt.session.sql_mode if stmt.session else None
@@ -159,6 +162,8 @@ class StatementApplier:
                  end: Position) -> None:
         self.conn.commit()  # DDL commits implicitly; keep the rows before it apart
         session = stmt.session
+        if self.before_execute is not None:
+            self.before_execute(cur)
         try:
             self._enter(cur, stmt)
             sql = executable(sql, info.action)

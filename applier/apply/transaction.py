@@ -28,6 +28,7 @@ from applier.apply.ddlpolicy import DdlPolicy
 from applier.apply.errorcontext import ErrorContext
 from applier.apply.executor import Executor, SessionExecutor
 from applier.apply.inflight import PIPELINE_DEPTH, must_succeed
+from applier.apply.keptgtids import KeptGtids
 from applier.apply.plancache import PlanCache
 from applier.apply.plans import TablePlan
 from applier.apply.rowwriter import RowWriter
@@ -52,6 +53,7 @@ _STALE = STALE_DEFINITION
 class Totals:
     transactions: int = 0
     rows: int = 0
+    skipped: int = 0  # executed on the target already (keep_source_gtids): not applied
     lookups: Counter = field(default_factory=Counter)
 
 
@@ -68,6 +70,8 @@ class ApplyOptions:
     # by the daemon across reconnects, as its ApplyOptions are
     source_definitions: dict = field(default_factory=dict, compare=False, hash=False)
     source: Any = None  # the source's ServerConfig: asked for UUID/INET column types
+    # commit under the source's GTIDs, skip what the target executed (applier.apply.keptgtids)
+    keep_source_gtids: bool = False
 
 
 class TransactionApplier:
@@ -101,6 +105,13 @@ class TransactionApplier:
                                    foreign_keys_or_triggers(conn, self.executor.drain),
                                    lambda tp: self.versioning.period(tp) is not None)
         self._writesets_of = self.plans.generation
+        # source GTIDs kept: one source transaction per target transaction, apply() only
+        self.kept = KeptGtids(conn) if options.keep_source_gtids else None
+        self.skipped = False  # the last transaction apply() was given was skipped
+        self._gtid: str | None = None  # the GTID a DDL statement of it commits under
+        self._consumed = False  # ... and the statement did commit it
+        if self.kept is not None:
+            self.statements.before_execute = self._enter_for_statement
 
     @property
     def lookups(self) -> Counter:
@@ -129,6 +140,11 @@ class TransactionApplier:
         table that changed meanwhile is read again first (and once more, with a retry,
         when the server says a table or column is not there)."""
         self.plans.refresh()
+        self.skipped = False
+        if self.kept is not None and txn.end.gtid:
+            if self.kept.executed(self.executor, txn.end.gtid):
+                return self._skip(txn)
+            self.executor.commit()  # end the read: the GTID is set outside a transaction
         try:
             return self._apply(txn)
         except ReplicationStopped as exc:
@@ -142,7 +158,11 @@ class TransactionApplier:
     def _apply(self, txn: Transaction) -> int:
         ex = self.executor
         ex.pipeline(1)  # careful: each result read before the next statement goes out
+        kept = self.kept if txn.end.gtid else None
+        self._gtid, self._consumed = (txn.end.gtid if kept else None), False
         try:
+            if kept is not None and not _has_statement(txn):
+                kept.enter(ex, txn.end.gtid)  # rows only: the whole transaction under it
             applied, lookups = self._write(txn)
             self._commit(txn.end, [txn.end.gtid], 1, applied)
         except BaseException as exc:
@@ -228,6 +248,10 @@ class TransactionApplier:
                 self.context.statement()
                 if self.statements.apply(ex, group, txn.end):
                     self.forget_plans()
+                if self.kept is not None and self.kept.entered:  # the DDL committed it
+                    ex.commit()  # the reads after it (the DDL policy's) end first
+                    self.kept.leave(ex)
+                    self._consumed = True
             else:
                 self.checks.set(ex, group[0].checks_off)
                 applied += self._rows(group, txn)
@@ -241,9 +265,53 @@ class TransactionApplier:
         sql, args, executed = self.checkpoint.upsert(
             end, self.totals.transactions + transactions, self.totals.rows + rows,
             gtids=[g for g in gtids if g])
-        ex.send(ex.literal(sql, args), must_succeed)
-        ex.commit()
+        kept, unlogged = self.kept, False
+        if kept is not None and self._gtid and not kept.entered:
+            if self._consumed:  # a DDL committed the GTID: the checkpoint alone, unlogged
+                unlogged = True
+                kept.unlogged(ex, True)
+            else:  # nothing was written (filtered): the checkpoint carries the GTID
+                kept.enter(ex, self._gtid)
+        try:
+            ex.send(ex.literal(sql, args), must_succeed)
+            ex.commit()
+        finally:
+            if unlogged:
+                kept.unlogged(ex, False)
+        if kept is not None:
+            kept.leave(ex)
         self.checkpoint.executed = executed
+
+    def _skip(self, txn: Transaction) -> int:
+        """A transaction the target executed already (keep_source_gtids): not applied;
+        the checkpoint moves past it in a target transaction of its own, unlogged (a new
+        target GTID would travel on to the other side and come back)."""
+        if txn.streamed:  # read it to its end (the stream goes on after it)
+            for _ in txn.changes:
+                pass
+        ex = self.executor
+        ex.commit()  # the read of the executed set
+        sql, args, executed = self.checkpoint.upsert(
+            txn.end, self.totals.transactions, self.totals.rows, gtids=[txn.end.gtid])
+        self.kept.unlogged(ex, True)
+        try:
+            ex.execute(sql, args)
+            ex.commit()
+        except BaseException:
+            self._rollback()
+            raise
+        finally:
+            self.kept.unlogged(ex, False)
+        self.checkpoint.executed = executed
+        self.totals.skipped += 1
+        self.skipped = True
+        log.debug("skipped %s at %s: the target has executed it", txn.end.gtid, txn.end)
+        return 0
+
+    def _enter_for_statement(self, cur) -> None:
+        """Before a DDL statement of a kept-GTID transaction runs: it commits the GTID."""
+        if self._gtid and not self._consumed:
+            self.kept.enter(cur, self._gtid)
 
     def _count(self, applied: int, lookups: Counter) -> None:
         self.totals.transactions += 1
@@ -253,6 +321,8 @@ class TransactionApplier:
     def _rollback(self) -> None:
         try:
             self.executor.rollback()
+            if self.kept is not None:
+                self.kept.leave(self.executor)
         except Exception:  # connection already gone: the server rolls back itself
             log.debug("rollback failed", exc_info=True)
         self.checks.reset(self.executor)
@@ -274,3 +344,9 @@ class TransactionApplier:
             raise
         self.executor.execute("SET timestamp = DEFAULT")
         return applied
+
+
+def _has_statement(txn: Transaction) -> bool:
+    """A statement (DDL) commits the GTID itself (its implicit commit); a streamed
+    transaction is rows only (DDL is never streamed)."""
+    return not txn.streamed and any(isinstance(c, Statement) for c in txn.changes)

@@ -40,6 +40,7 @@ KEYS: dict[str, dict[str, tuple[Check, str]]] = {
         "checkpoint_table": (checks.table_name, 'checkpoint_table = "applier_meta.checkpoint"'),
         "channel": (checks.channel, 'channel = "default"'),
         "auto_position": (checks.boolean, "auto_position = true"),
+        "keep_source_gtids": (checks.boolean, "keep_source_gtids = false"),
         "group_max_transactions": (checks.integer(1, 100000), "group_max_transactions = 200"),
         "group_max_rows": (checks.integer(1), "group_max_rows = 5000"),
         "group_max_ms": (checks.number(0), "group_max_ms = 100"),

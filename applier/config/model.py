@@ -61,6 +61,9 @@ class ReplicationConfig:
     checkpoint_table: str = "applier_meta.checkpoint"
     channel: str = "default"  # names the checkpoint row; server_id only the connection
     auto_position: bool | None = None  # resume by GTID set; None: when the source has GTIDs
+    # commit under the source's GTIDs and skip what the target executed (dual-master);
+    # off by default: it needs a binlogged target and the grant to set the session's GTID
+    keep_source_gtids: bool = False
     # group commit while behind (applier.apply.commitgroup): per target commit at most
     group_max_transactions: int = 200  # source transactions (1: each commits alone)
     group_max_rows: int = 5000  # row changes

@@ -94,3 +94,13 @@ def database_filter(do_tables: Iterable[str] = (), ignore_tables: Iterable[str] 
         return not do or any(rx.fullmatch(key) for rx in do)
 
     return wanted
+
+
+def excluding(accept: Callable[[str, str], bool], table: str) -> Callable[[str, str], bool]:
+    """``accept`` without ``table`` ('db.table', compared as the server compares names on
+    Linux: exactly): the applier's own checkpoint table is never replicated. A source that
+    is itself a target (dual-master, a chain) logs its applier's checkpoint rows in the
+    same transactions as the rows; applied on, they would overwrite the checkpoint of the
+    applier reading them."""
+    schema, name = table.split(".", 1)
+    return lambda s, t: (s, t) != (schema, name) and accept(s, t)

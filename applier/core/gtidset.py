@@ -176,3 +176,21 @@ def empty(flavor: str) -> GtidSet:
 
 def flavor_of_gtid(gtid: str) -> str:
     return "mariadb" if _MARIADB_ITEM.fullmatch(gtid.strip()) else "mysql"
+
+
+def binlog_state_has(state: str, gtid: str) -> bool:
+    """MariaDB: ``gtid`` (domain-server-seq) is at or before the last seq_no its domain and
+    server id have in ``state`` (``@@gtid_binlog_state``: one domain-server-seq item per
+    domain and server id). By server id, not by domain alone: masters writing one domain
+    interleave their seq_nos, and another server's lower seq_no is not executed."""
+    m = _MARIADB_ITEM.fullmatch(gtid.strip())
+    if not m:
+        raise GtidError(f"{gtid!r} is not one MariaDB GTID (domain-server-seq)")
+    want = (int(m[1]), int(m[2]))
+    for item in (i.strip() for i in state.replace("\n", "").split(",")):
+        s = _MARIADB_ITEM.fullmatch(item)
+        if item and not s:
+            raise GtidError(f"{item!r} is not domain-server-seq")
+        if s and (int(s[1]), int(s[2])) == want:
+            return int(m[3]) <= int(s[3])
+    return False

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from applier.apply.ddlpolicy import same_definition
+from applier.apply.keptgtids import requirements as kept_requirements
 from applier.apply.lookup import plan_lookup, quote
 from applier.apply.schema import list_tables, read_table
 from applier.apply.target import connect
@@ -182,6 +183,8 @@ def run_check(cfg: Config) -> dict:
     source = connect(cfg.source, section="source")
     target = connect(cfg.target, section="target")
     try:
+        if r.keep_source_gtids:  # what the target needs (applier.apply.keptgtids)
+            problems += [f"keep_source_gtids: {p}" for p in kept_requirements(target)]
         reports = []
         skip = tuple(r.checkpoint_table.split(".", 1))
         for schema, table in list_tables(source, accept):

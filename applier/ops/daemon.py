@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import logging
 import os
-import random
 import signal
 import time
 from dataclasses import dataclass, field
@@ -33,7 +32,7 @@ from applier.binlog.events import Transaction
 from applier.binlog.stream import BinlogSource
 from applier.config import Config
 from applier.core.conversions import Mode
-from applier.core.filters import database_filter, table_filter
+from applier.core.filters import database_filter, excluding, table_filter
 from applier.core.position import Position
 from applier.errors import (
     ApplierError,
@@ -44,6 +43,7 @@ from applier.errors import (
 )
 from applier.ops import pipeline as pipe
 from applier.ops.metrics import Metrics
+from applier.ops.outage import Outage
 from applier.ops.statusfile import StatusFile
 from applier.replstate.checkpoint import Checkpoint
 
@@ -56,36 +56,6 @@ HEARTBEAT = 30.0  # seconds between source heartbeats when idle (MySQL: slave_ne
 
 class StopRequested(Exception):
     """SIGTERM/SIGINT arrived while waiting for the source: nothing is in flight."""
-
-
-class Outage:
-    """The retry budget of one outage: ``budget`` seconds from the first failure, with
-    exponential backoff; both start afresh once a session makes progress again (a
-    transaction applied or a source heartbeat), so a daemon running for weeks still gets
-    its whole budget at its next outage."""
-
-    def __init__(self, budget: float, cap: float = 20.0):
-        self.budget = budget
-        self.cap = cap
-        self.since: float | None = None
-        self.failures = 0
-
-    def progress(self) -> None:
-        self.since = None
-        self.failures = 0
-
-    def wait(self, retry_state: RetryCallState) -> float:
-        """Seconds to sleep before the next attempt (tenacity calls it before ``stop``)."""
-        if self.since is None:
-            self.since = time.monotonic()
-        self.failures += 1
-        step = min(self.cap, 0.5 * 2 ** self.failures)
-        return step / 2 + random.uniform(0, step / 2)
-
-    def stop(self, retry_state: RetryCallState) -> bool:
-        if self.since is None:
-            self.since = time.monotonic()
-        return time.monotonic() - self.since >= self.budget
 
 
 @dataclass
@@ -121,6 +91,7 @@ class LiveState:
             "last_error_position": self.last_error_position,
             "transactions_applied": self.totals.transactions,
             "rows_applied": self.totals.rows,
+            "transactions_skipped": self.totals.skipped,
             "lookups": {k: self.totals.lookups.get(k, 0) for k in LOOKUP_KINDS},
             "pid": os.getpid(),
             "updated_at": time.time(),
@@ -154,9 +125,11 @@ class Daemon:
                                column_mapping=r.column_mapping,
                                idempotent=r.exec_mode.upper() == "IDEMPOTENT", ddl=r.ddl,
                                target_triggers=r.target_triggers,
-                               accept=table_filter(r.do_tables, r.ignore_tables),
+                               accept=excluding(table_filter(r.do_tables, r.ignore_tables),
+                                                r.checkpoint_table),
                                accept_db=database_filter(r.do_tables, r.ignore_tables),
-                               source=config.source)
+                               source=config.source,
+                               keep_source_gtids=r.keep_source_gtids)
 
     # -- signals ------------------------------------------------------------------------
     def _on_signal(self, signum, frame) -> None:
@@ -289,6 +262,9 @@ class Daemon:
                                  blocking=not self.until_caught_up)
             self._phase = "preparing the target session"
             applier = TransactionApplier(target, self.checkpoint, self.options, self.live.totals)
+            if applier.kept is not None:
+                self._phase = "checking the target for keep_source_gtids"
+                applier.kept.check(target)
             self._phase = "opening the source binlog"
             source = BinlogSource(self.cfg.source, server_id=self.cfg.replication.server_id,
                                   start=start, blocking=not self.until_caught_up,
@@ -319,7 +295,9 @@ class Daemon:
         and decodes ahead while this thread applies (applier.ops.pipeline), and the
         transactions already read are committed in groups (applier.apply.commitgroup)."""
         pipeline = pipe.Pipeline(source) if self.overlap else None
-        workers = self.cfg.replication.parallel_workers
+        # kept source GTIDs: each source transaction its own target transaction (no groups)
+        alone = self.options.keep_source_gtids
+        workers = 1 if alone else self.cfg.replication.parallel_workers
         group = (CommitGroup(applier, self.limits, self._applied) if workers <= 1 else
                  parallel.start(self.cfg.target, applier, workers, self.limits, self._applied))
         try:
@@ -332,7 +310,7 @@ class Daemon:
                 if not group:
                     self.live.applying_since = txn.timestamp or None
                 try:
-                    if joins_group(txn):
+                    if not alone and joins_group(txn):
                         group.add(txn)
                         if (group.full() or self._stopping or pipeline is None
                                 or not pipeline.ready(self.limits.linger)):
@@ -340,7 +318,7 @@ class Daemon:
                     else:
                         group.commit()
                         rows = applier.apply(txn)
-                        self._applied(txn, rows, applier.lookups)
+                        self._applied(txn, rows, applier.lookups, applier.skipped)
                 except BaseException:
                     group.abandon()
                     raise
@@ -376,13 +354,17 @@ class Daemon:
             self.notify.watchdog()
         self._set_state("running")
 
-    def _applied(self, txn: Transaction, rows: int, lookups) -> None:
-        """A transaction is committed (alone or with its group)."""
+    def _applied(self, txn: Transaction, rows: int, lookups, skipped: bool = False) -> None:
+        """A transaction is committed (alone or with its group), or skipped: the target
+        had executed it (keep_source_gtids)."""
         self.outage.progress()
         self.live.position = txn.end
         lag = max(0, int(time.time()) - txn.timestamp) if txn.timestamp else 0
         self.live.seconds_behind_source = lag
-        self.metrics.transaction_applied(rows, lag)
+        if skipped:
+            self.metrics.transaction_skipped()
+        else:
+            self.metrics.transaction_applied(rows, lag)
         for kind, n in lookups.items():
             self.metrics.lookup(kind, n)
         if self.notify:
@@ -392,7 +374,7 @@ class Daemon:
         self.live.state = "running"
         self.metrics.set_state("running")
         self.status_file.update(self.live.as_status())
-        if self.live.totals.transactions % self._every == 0:
+        if not skipped and self.live.totals.transactions % self._every == 0:
             log.info("applied %d transactions (%d rows), at %s, %s s behind source",
                      self.live.totals.transactions, self.live.totals.rows, txn.end,
                      self.live.seconds_behind_source)

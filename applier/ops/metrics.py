@@ -6,6 +6,7 @@ no-op object. When on, ``prometheus_client`` serves ``/metrics`` from its own re
 
 Exposed: applier_up, applier_state{state}, applier_seconds_behind_source,
 applier_transactions_applied_total, applier_rows_applied_total,
+applier_transactions_skipped_total (keep_source_gtids),
 applier_lookups_total{kind}, applier_errors_total{code}, and process_* (CPU, memory, fds).
 """
 
@@ -54,6 +55,9 @@ class Metrics:
         self._transactions = Counter("applier_transactions_applied",
                                      "Source transactions applied", registry=r)
         self._rows = Counter("applier_rows_applied", "Row changes applied", registry=r)
+        self._skipped = Counter("applier_transactions_skipped",
+                                "Source transactions the target had executed already"
+                                " (keep_source_gtids): not applied", registry=r)
         self._lookups = Counter("applier_lookups", "Target row lookups by access path",
                                 ["kind"], registry=r)
         self._errors = Counter("applier_errors", "Errors by MySQL-like code", ["code"],
@@ -78,6 +82,10 @@ class Metrics:
         self._rows.inc(rows)
         if lag_seconds is not None:
             self._lag.set(lag_seconds)
+
+    def transaction_skipped(self) -> None:
+        if self.enabled:
+            self._skipped.inc()
 
     def set_lag(self, seconds: float) -> None:
         if self.enabled:

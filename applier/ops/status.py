@@ -14,7 +14,8 @@ from applier.replstate.checkpoint import Checkpoint, Saved
 
 FIELDS = ("state", "channel", "source_log_file", "source_log_pos", "gtid_executed", "last_gtid",
           "seconds_behind_source", "last_error_code", "last_error", "last_error_position",
-          "transactions_applied", "rows_applied", "lookups", "pid", "checkpoint_updated_at")
+          "transactions_applied", "rows_applied", "transactions_skipped", "lookups", "pid",
+          "checkpoint_updated_at")
 
 
 def collect_status(cfg: Config) -> dict:

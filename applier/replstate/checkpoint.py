@@ -10,7 +10,8 @@ One row per replication *channel* (``[replication] channel``, as MySQL names its
 ``server_id`` only identifies the connection to the source, so changing it resumes from the
 same row. The row holds the binlog file:pos after the last transaction, that transaction's
 GTID, and the executed GTID *set* (``gtid_executed``, the server's own notation; NULL when
-unknown: a MySQL start at FILE:POS), which auto-positioning resumes from after a failover.
+unknown: a row written before the set was read at every start), which auto-positioning
+resumes from after a failover.
 
 Tables written before channels existed were keyed by server_id: ``ensure`` migrates them
 (each row becomes channel ``server_id:N``) and ``load`` adopts the row of this server_id

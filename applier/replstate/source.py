@@ -17,6 +17,7 @@ import pymysql
 
 from applier.core.position import Position
 from applier.errors import ReplicationStopped
+from applier.replstate import binlogevents
 
 NO_BINARY_LOG = "the source has no binary log (log_bin is OFF)"
 
@@ -107,12 +108,46 @@ def first_binary_log(conn) -> str:
 
 
 def gtid_state_at(conn, log_file: str, log_pos: int, beginning: bool = False) -> str | None:
-    """The executed GTID set at file:pos: MariaDB BINLOG_GTID_POS; MySQL only for the
-    beginning (gtid_purged: what precedes the first binlog), else unknown (None)."""
+    """The executed GTID set at file:pos: MariaDB BINLOG_GTID_POS; MySQL at the beginning
+    gtid_purged (what precedes the first binlog), elsewhere the file's PREVIOUS_GTIDS plus
+    the transactions before the position (applier.replstate.binlogevents)."""
     with conn.cursor() as cur:
         if is_mariadb(conn):
             return mariadb_gtid_at(cur, log_file, log_pos, unknown_ok=True)
         if not beginning:
-            return None
+            return mysql_gtid_at(cur, log_file, log_pos)
         cur.execute("SELECT @@GLOBAL.gtid_purged")
         return as_text(cur.fetchone()[0]).replace("\n", "")
+
+
+def mysql_gtid_at(cur, log_file: str, log_pos: int) -> str:
+    """The executed GTID set of a MySQL server at ``log_file``:``log_pos`` (its notation;
+    '' when empty), reading the fewer bytes of two ways: that file up to the position
+    (``executed_before``), or what follows the position up to the server's status,
+    subtracted from the status's executed set (consistent: the status row's position and
+    set are read together, and nothing after that position is read)."""
+    now = _settled_status(cur)  # first: every file up to its position is listed below
+    cur.execute("SHOW BINARY LOGS")
+    sizes = [(as_text(r[0]), int(r[1])) for r in cur.fetchall()]
+    if now is not None and binlogevents.read_forward(sizes, log_file, log_pos):
+        if (now.log_file, now.log_pos) == (log_file, int(log_pos)):
+            return now.gtid or ""
+        later = binlogevents.gtids_between(cur, [f for f, _ in sizes], log_file, log_pos,
+                                           now.log_file, now.log_pos)
+        cur.execute("SELECT GTID_SUBTRACT(%s, %s)", (now.gtid or "", ",".join(later)))
+        return as_text(cur.fetchone()[0]).replace("\n", "")
+    return str(binlogevents.executed_before(
+        binlogevents.file_events(cur, log_file, until=log_pos), log_pos))
+
+
+def _settled_status(cur) -> Position | None:
+    """The status row read twice alike (MySQL adds a GTID to its executed set a moment
+    after the transaction's events are in the binlog: a row read while a commit is
+    between the two would lack one GTID before its position)."""
+    now = read_status(cur)
+    for _ in range(20):
+        again = read_status(cur)
+        if again == now:
+            return now
+        now = again
+    return None  # never settled (a busy source): read the file up to the position
