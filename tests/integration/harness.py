@@ -113,6 +113,20 @@ class Replica:
         return rows[0] if rows else None
 
 
+def run_sql(server, *statements: str, schema: str | None = None) -> list[tuple]:
+    """Run ``statements`` on ``server`` (a ServerInfo or ServerConfig: its
+    pymysql_kwargs()) in one autocommit connection; the last one's rows."""
+    conn = pymysql.connect(**server.pymysql_kwargs(), database=schema, autocommit=True,
+                           charset="utf8mb4")
+    try:
+        with conn.cursor() as cur:
+            for sql in statements:
+                cur.execute(sql)
+            return [tuple(r) for r in cur.fetchall()]
+    finally:
+        conn.close()
+
+
 def read_all(replica: Replica, start) -> list:
     """Every transaction of the test's schema from ``start`` to now, read whole."""
     with BinlogSource(replica.source_cfg, server_id=replica.server_id + 7, start=start,

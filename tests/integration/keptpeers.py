@@ -8,6 +8,7 @@ import pymysql
 from applier.binlog.stream import source_status
 from applier.core.position import Position
 from applier.replstate.binlogevents import file_gtids
+from tests.integration.harness import run_sql
 
 
 def connect(server, schema: str | None = None):
@@ -15,15 +16,7 @@ def connect(server, schema: str | None = None):
                            charset="utf8mb4")
 
 
-def run(server, *sql: str, schema: str | None = None) -> list[tuple]:
-    conn = connect(server, schema)
-    try:
-        with conn.cursor() as cur:
-            for s in sql:
-                cur.execute(s)
-            return [tuple(r) for r in cur.fetchall()]
-    finally:
-        conn.close()
+run = run_sql
 
 
 def position(server) -> Position:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import dataclasses
 import threading
 
-import pymysql
 import pytest
 
 from applier.binlog.stream import source_status
@@ -22,7 +21,7 @@ from applier.core.gtidset import parse_set
 from applier.errors import ExitStatus
 from applier.ops.daemon import Daemon
 from applier.sandbox.servers import Sandbox
-from tests.integration.harness import wait_for
+from tests.integration.harness import run_sql, wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -42,34 +41,19 @@ def pair(flavor, tmp_path_factory):
         b.down(remove=True)
 
 
-def _conn(server, schema=None):
-    return pymysql.connect(**server.pymysql_kwargs(), database=schema, autocommit=True)
-
-
-def _run(server, *sql, schema=None):
-    conn = _conn(server, schema)
-    try:
-        with conn.cursor() as cur:
-            for s in sql:
-                cur.execute(s)
-            return [tuple(r) for r in cur.fetchall()]
-    finally:
-        conn.close()
-
-
 def _transactions(server, schema: str, origin: str, count: int) -> None:
     for n in range(count):
-        _run(server, "BEGIN", "UPDATE counter SET v = v + 1 WHERE id = 1",
+        run_sql(server, "BEGIN", "UPDATE counter SET v = v + 1 WHERE id = 1",
              f"INSERT INTO log (origin, n) VALUES ('{origin}', {n})", "COMMIT", schema=schema)
 
 
 def _replicate(flavor, a, b) -> None:
     if flavor == "mysql":
-        _run(b, f"CHANGE REPLICATION SOURCE TO SOURCE_HOST = '{a.host}', SOURCE_PORT ="
+        run_sql(b, f"CHANGE REPLICATION SOURCE TO SOURCE_HOST = '{a.host}', SOURCE_PORT ="
                 f" {a.port}, SOURCE_USER = 'root', SOURCE_PASSWORD = '',"
                 " SOURCE_AUTO_POSITION = 1, GET_SOURCE_PUBLIC_KEY = 1", "START REPLICA")
     else:
-        _run(b, f"CHANGE MASTER TO MASTER_HOST = '{a.host}', MASTER_PORT = {a.port},"
+        run_sql(b, f"CHANGE MASTER TO MASTER_HOST = '{a.host}', MASTER_PORT = {a.port},"
                 " MASTER_USER = 'root', MASTER_PASSWORD = '', MASTER_USE_GTID = slave_pos",
              "START SLAVE")
 
@@ -77,7 +61,7 @@ def _replicate(flavor, a, b) -> None:
 def _caught_up(flavor, a, b) -> bool:
     executed = source_status(a.server_config()).gtid or ""
     if flavor == "mysql":
-        return _run(b, f"SELECT GTID_SUBSET('{executed}', @@GLOBAL.gtid_executed)")[0][0] == 1
+        return run_sql(b, f"SELECT GTID_SUBSET('{executed}', @@GLOBAL.gtid_executed)")[0][0] == 1
     return str(parse_set(source_status(b.server_config()).gtid or "")) == \
         str(parse_set(executed))
 
@@ -89,10 +73,10 @@ def test_failover_to_a_replica_of_the_source(pair, flavor, servers, make_db, sch
     _replicate(flavor, a, b)
     tables = ("CREATE TABLE counter (id INT PRIMARY KEY, v INT NOT NULL)",
               "CREATE TABLE log (seq INT AUTO_INCREMENT PRIMARY KEY, origin CHAR(1), n INT)")
-    _run(a, f"CREATE DATABASE `{schema}`")
-    _run(a, *tables, "INSERT INTO counter VALUES (1, 0)", schema=schema)
+    run_sql(a, f"CREATE DATABASE `{schema}`")
+    run_sql(a, *tables, "INSERT INTO counter VALUES (1, 0)", schema=schema)
     make_db(servers.target, schema)
-    _run(servers.target, *tables, "INSERT INTO counter VALUES (1, 0)", schema=schema)
+    run_sql(servers.target, *tables, "INSERT INTO counter VALUES (1, 0)", schema=schema)
     wait_for("B to replicate A's setup", lambda: _caught_up(flavor, a, b))
 
     rep = ReplicationConfig(server_id=4343, start="current", do_tables=(f"{schema}.%",),
@@ -103,7 +87,7 @@ def test_failover_to_a_replica_of_the_source(pair, flavor, servers, make_db, sch
     assert Daemon(cfg, until_caught_up=True, reconnect_for=5).run() == ExitStatus.OK
     _transactions(a, schema, "a", 5)
     assert Daemon(cfg, until_caught_up=True, reconnect_for=5).run() == ExitStatus.OK
-    assert _run(servers.target, "SELECT v FROM counter", schema=schema) == [(5,)]
+    assert run_sql(servers.target, "SELECT v FROM counter", schema=schema) == [(5,)]
 
     # the applier follows A (blocking) while A takes writes; then A stops mid-stream
     follower = Daemon(cfg, reconnect_for=3)
@@ -123,10 +107,10 @@ def test_failover_to_a_replica_of_the_source(pair, flavor, servers, make_db, sch
     daemon = Daemon(cfg, until_caught_up=True, reconnect_for=5)
     assert daemon.run() == ExitStatus.OK, daemon.live.last_error
 
-    assert _run(b, "SELECT v FROM counter", schema=schema) == [(48,)]
+    assert run_sql(b, "SELECT v FROM counter", schema=schema) == [(48,)]
     for sql in ("SELECT id, v FROM counter", "SELECT seq, origin, n FROM log ORDER BY seq"):
-        assert _run(servers.target, sql, schema=schema) == _run(b, sql, schema=schema), sql
-    saved = _run(servers.target, "SELECT gtid_executed, source_log_file FROM"
+        assert run_sql(servers.target, sql, schema=schema) == run_sql(b, sql, schema=schema), sql
+    saved = run_sql(servers.target, "SELECT gtid_executed, source_log_file FROM"
                  " applier_checkpoint", schema=schema)
     assert saved[0][0] == str(parse_set(source_status(b.server_config()).gtid or ""))
     assert saved[0][1].startswith("binlog")  # B's own file name

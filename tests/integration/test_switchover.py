@@ -25,7 +25,7 @@ from applier.config import Config, DaemonConfig, ReplicationConfig, ServerConfig
 from applier.errors import ExitStatus
 from applier.ops import service
 from applier.sandbox.servers import Sandbox
-from tests.integration.harness import APPLIER, toml_config, wait_for
+from tests.integration.harness import APPLIER, run_sql, toml_config, wait_for
 from tests.integration.running import run_cli
 
 pytestmark = pytest.mark.integration
@@ -45,26 +45,15 @@ def pair(flavor, tmp_path_factory):
             boxes.append(box)
             infos.append(box.up().source.server_config())
         for cfg in infos:
-            _sql(cfg, f"CREATE USER '{APP[0]}'@'%' IDENTIFIED BY '{APP[1]}'")
+            run_sql(cfg, f"CREATE USER '{APP[0]}'@'%' IDENTIFIED BY '{APP[1]}'")
         yield tuple(infos)
     finally:
         for box in boxes:
             box.down(remove=True)
 
 
-def _sql(cfg: ServerConfig, *statements: str, db: str | None = None) -> list[tuple]:
-    conn = pymysql.connect(**cfg.pymysql_kwargs(), autocommit=True, database=db)
-    try:
-        with conn.cursor() as cur:
-            for sql in statements:
-                cur.execute(sql)
-            return [tuple(r) for r in cur.fetchall()]
-    finally:
-        conn.close()
-
-
 def _read_only(cfg: ServerConfig) -> tuple[int, ...]:
-    return _sql(cfg, "SELECT @@GLOBAL.read_only")[0]
+    return run_sql(cfg, "SELECT @@GLOBAL.read_only")[0]
 
 
 class Setup:
@@ -73,12 +62,12 @@ class Setup:
     def __init__(self, pair, tmp_path: Path):
         self.a, self.b = pair
         self.s = f"sw_{uuid.uuid4().hex[:8]}"
-        _sql(self.a, f"CREATE DATABASE {self.s}", f"CREATE TABLE {self.s}.t (id INT "
+        run_sql(self.a, f"CREATE DATABASE {self.s}", f"CREATE TABLE {self.s}.t (id INT "
              "PRIMARY KEY, v VARCHAR(20), n INT)")
-        _sql(self.b, f"CREATE DATABASE {self.s}", f"CREATE TABLE {self.s}.t (id BIGINT "
+        run_sql(self.b, f"CREATE DATABASE {self.s}", f"CREATE TABLE {self.s}.t (id BIGINT "
              "PRIMARY KEY, v VARCHAR(60), n BIGINT, note VARCHAR(10) DEFAULT 'b')")
         for cfg in pair:
-            _sql(cfg, f"GRANT SELECT, INSERT, UPDATE, DELETE ON {self.s}.* TO '{APP[0]}'@'%'")
+            run_sql(cfg, f"GRANT SELECT, INSERT, UPDATE, DELETE ON {self.s}.* TO '{APP[0]}'@'%'")
         self.fwd = self._write(tmp_path / "fwd", self.a, self.b, "ALL_NON_LOSSY", 7101)
         self.rev = self._write(tmp_path / "rev", self.b, self.a,
                                "ALL_LOSSY,ALL_NON_LOSSY", 7102)
@@ -110,16 +99,16 @@ class Setup:
                  .get("state") == "running")
 
     def ids(self, cfg: ServerConfig) -> list[int]:
-        return [r[0] for r in _sql(cfg, f"SELECT id FROM {self.s}.t ORDER BY id")]
+        return [r[0] for r in run_sql(cfg, f"SELECT id FROM {self.s}.t ORDER BY id")]
 
     def close(self) -> None:
         for path in (self.fwd, self.rev):
             if self.running(path) is not None:
                 run_cli("stop", "--config", str(path))
         for cfg in (self.a, self.b):
-            _sql(cfg, "SET GLOBAL read_only = OFF")  # super_read_only follows on MySQL
+            run_sql(cfg, "SET GLOBAL read_only = OFF")  # super_read_only follows on MySQL
             for db in (self.s, f"applier_fwd_{self.s}", f"applier_rev_{self.s}"):
-                _sql(cfg, f"DROP DATABASE IF EXISTS {db}")
+                run_sql(cfg, f"DROP DATABASE IF EXISTS {db}")
 
 
 @pytest.fixture
@@ -201,10 +190,10 @@ def test_switchover_with_a_writer_and_back(setup, flavor):
         cur.execute("INSERT INTO t (id, v, n) VALUES (%s, %s, %s)",
                     (10**6, "w" * 50, 2**40))
         cur.execute("UPDATE t SET v = 'changed on B' WHERE id = %s", (writer.committed[0],))
-    wait_for("B's row in A", lambda: _sql(s.a, f"SELECT v, n FROM {s.s}.t WHERE id = 1000000"))
-    assert _sql(s.a, f"SELECT v, n FROM {s.s}.t WHERE id = 1000000") == [
+    wait_for("B's row in A", lambda: run_sql(s.a, f"SELECT v, n FROM {s.s}.t WHERE id = 1000000"))
+    assert run_sql(s.a, f"SELECT v, n FROM {s.s}.t WHERE id = 1000000") == [
         ("w" * 20, 2**31 - 1)]
-    wait_for("B's update in A", lambda: _sql(
+    wait_for("B's update in A", lambda: run_sql(
         s.a, f"SELECT v FROM {s.s}.t WHERE id = {writer.committed[0]}") == [("changed on B",)])
 
     # and back: B read-only, A writable, FWD running again from A's position now
@@ -212,10 +201,10 @@ def test_switchover_with_a_writer_and_back(setup, flavor):
     print(f"[{flavor}] switch back: B read-only for {held_back:.3f} s (no writer)")
     assert _read_only(s.b) == (1,) and _read_only(s.a) == (0,)
     assert s.running(s.rev) is None and s.running(s.fwd) is not None
-    _sql(s.a, f"INSERT INTO {s.s}.t VALUES (2000000, 'from A again', 7)")
-    wait_for("A's row in B", lambda: _sql(
+    run_sql(s.a, f"INSERT INTO {s.s}.t VALUES (2000000, 'from A again', 7)")
+    wait_for("A's row in B", lambda: run_sql(
         s.b, f"SELECT v, n, note FROM {s.s}.t WHERE id = 2000000"))
-    assert _sql(s.b, f"SELECT v, n, note FROM {s.s}.t WHERE id = 2000000") == [
+    assert run_sql(s.b, f"SELECT v, n, note FROM {s.s}.t WHERE id = 2000000") == [
         ("from A again", 7, "b")]
     assert sorted(s.ids(s.a)) == sorted(s.ids(s.b))  # the same rows on both
     status = json.loads(run_cli("status", "--json", "--config", str(s.fwd)).stdout)
@@ -247,13 +236,13 @@ def test_refused_when_rev_may_not_write_through_read_only(setup, pair):
 def test_a_timeout_puts_a_back_and_leaves_fwd_running(setup):
     s = setup
     s.start_fwd()
-    _sql(s.a, f"INSERT INTO {s.s}.t VALUES (1, 'one', 1)")
+    run_sql(s.a, f"INSERT INTO {s.s}.t VALUES (1, 'one', 1)")
     wait_for("row 1 on B", lambda: s.ids(s.b) == [1])
     lock = pymysql.connect(**s.b.pymysql_kwargs(), autocommit=False)
     try:  # FWD cannot apply A's update while this lock is held: it cannot drain
         with lock.cursor() as cur:
             cur.execute(f"SELECT * FROM {s.s}.t WHERE id = 1 FOR UPDATE")
-        _sql(s.a, f"UPDATE {s.s}.t SET v = 'two' WHERE id = 1")
+        run_sql(s.a, f"UPDATE {s.s}.t SET v = 'two' WHERE id = 1")
         run = run_cli("switchover", "--config", str(s.fwd), "--reverse", str(s.rev),
                       "--timeout", "3")
         assert run.returncode == ExitStatus.REPLICATION_STOPPED, run.stdout + run.stderr
@@ -264,9 +253,9 @@ def test_a_timeout_puts_a_back_and_leaves_fwd_running(setup):
     finally:
         lock.rollback()
         lock.close()
-    wait_for("A's update on B", lambda: _sql(s.b, f"SELECT v FROM {s.s}.t") == [("two",)])
+    wait_for("A's update on B", lambda: run_sql(s.b, f"SELECT v FROM {s.s}.t") == [("two",)])
     app = dataclasses.replace(s.a, user=APP[0], password=APP[1])  # A writable, as it was
-    _sql(app, f"INSERT INTO {s.s}.t VALUES (2, 'A is writable', 2)")
+    run_sql(app, f"INSERT INTO {s.s}.t VALUES (2, 'A is writable', 2)")
     wait_for("row 2 on B", lambda: s.ids(s.b) == [1, 2])
 
 
@@ -276,19 +265,19 @@ def test_a_privileged_write_during_the_drain(setup, flavor):
     undone rather than leave that row behind on A only."""
     s = setup
     s.start_fwd()
-    _sql(s.a, f"INSERT INTO {s.s}.t VALUES (1, 'one', 1)")
+    run_sql(s.a, f"INSERT INTO {s.s}.t VALUES (1, 'one', 1)")
     wait_for("row 1 on B", lambda: s.ids(s.b) == [1])
     lock = pymysql.connect(**s.b.pymysql_kwargs(), autocommit=False)
     with lock.cursor() as cur:  # FWD cannot drain until the lock goes
         cur.execute(f"SELECT * FROM {s.s}.t WHERE id = 1 FOR UPDATE")
-    _sql(s.a, f"UPDATE {s.s}.t SET v = 'two' WHERE id = 1")
+    run_sql(s.a, f"UPDATE {s.s}.t SET v = 'two' WHERE id = 1")
     proc = subprocess.Popen([*APPLIER, "switchover", "--config", str(s.fwd), "--reverse",
                              str(s.rev), "--timeout", "120"], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     try:
         wait_for("A read-only", lambda: _read_only(s.a) == (1,))
         try:
-            _sql(s.a, f"INSERT INTO {s.s}.t VALUES (2, 'root wrote', 2)")
+            run_sql(s.a, f"INSERT INTO {s.s}.t VALUES (2, 'root wrote', 2)")
             root_wrote = True
         except pymysql.MySQLError as exc:
             assert exc.args[0] == 1290, exc
