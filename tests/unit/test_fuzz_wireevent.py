@@ -18,19 +18,8 @@ from hypothesis import strategies as st
 from applier.binlog import eventtypes as et
 from applier.binlog import libevents, wireevent
 from applier.binlog.wireevent import WireEventError
+from tests.unit.libctl import LibraryCtl
 from tests.unit.test_fuzz_rows import fuzz, watchdog  # noqa: F401
-
-
-class _Ctl:
-    """What the library asks of its control connection while parsing these events."""
-
-    charset = "utf8mb4"
-
-    def __init__(self, dbms: str):
-        self.dbms = dbms
-
-    def _get_dbms(self) -> str:
-        return self.dbms
 
 
 def _event(type_code: int, body: bytes, checksum: bool = True, server_id: int = 7,
@@ -45,7 +34,7 @@ def _library(raw: bytes, mariadb: bool):
     """The library's object for `raw` (with its footer), or the error it raises."""
     factory = libevents.EventFactory((10, 11, 0) if mariadb else (9, 7, 0))
     try:
-        return factory.build(raw, {}, _Ctl("mariadb" if mariadb else "mysql"))
+        return factory.build(raw, {}, LibraryCtl("mariadb" if mariadb else "mysql"))
     except Exception as exc:  # noqa: BLE001 - any error: the library cannot read it
         return exc
 

@@ -19,6 +19,7 @@ from applier.binlog.events import RowChange, Statement
 from applier.core.position import Position
 from applier.errors import ReplicationStopped
 from tests.unit import payload_samples as samples
+from tests.unit.libctl import LibraryCtl
 
 MYSQL = [bytes.fromhex(h) for h in samples.MYSQL_EVENTS]
 MARIADB = [bytes.fromhex(h) for h in samples.MARIADB_EVENTS]
@@ -32,17 +33,6 @@ def _end(raw: bytes) -> int:
     return payload.EventHeader.parse(raw).log_pos
 
 
-class _Ctl:
-    """What the library asks of its control connection while parsing these events."""
-
-    charset = "utf8mb4"
-
-    def __init__(self, dbms: str):
-        self.dbms = dbms
-
-    def _get_dbms(self) -> str:
-        return self.dbms
-
 
 class _Source:
     """The stream side the assembler works with (BinlogSource's attributes)."""
@@ -53,7 +43,7 @@ class _Source:
         self.table_filter = None
         self.on_heartbeat = None
         self.table_map: dict = {}
-        self.ctl = _Ctl(dbms)
+        self.ctl = LibraryCtl(dbms)
 
     def library_context(self):
         return self.table_map, self.ctl

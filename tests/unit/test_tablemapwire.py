@@ -12,6 +12,7 @@ from applier.binlog import libevents, tablemapwire
 from applier.binlog import payload as pl
 from applier.binlog.tablemap import TableMapRefused, build_table
 from tests.unit import tablemap_samples
+from tests.unit.libctl import LibraryCtl
 
 SAMPLES = [(f, name, alg, bytes.fromhex(h)) for f, name, alg, h in tablemap_samples.SAMPLES]
 
@@ -25,20 +26,11 @@ def _ours(flavor: str, raw: bytes, algorithm: int):
     return build_table(wire, mariadb=flavor == "mariadb")
 
 
-class _Ctl:
-    charset = "utf8mb4"
-
-    def __init__(self, dbms: str):
-        self.dbms = dbms
-
-    def _get_dbms(self) -> str:
-        return self.dbms
-
 
 def _library(flavor: str, raw: bytes):
     """The library's own parse of a checksummed table map (what the applier used to
     build its model from)."""
-    return libevents.EventFactory((9, 7, 0)).build(raw, {}, _Ctl(flavor))
+    return libevents.EventFactory((9, 7, 0)).build(raw, {}, LibraryCtl(flavor))
 
 
 def _sample(flavor: str, name: str, algorithm: int) -> bytes:
