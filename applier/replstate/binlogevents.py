@@ -61,9 +61,8 @@ def file_events(cur, log_file: str, from_pos: int = 4, *, until: int | None = No
     after the one holding the first event at or past it."""
     offset = 0
     while True:
-        cur.execute(f"SHOW BINLOG EVENTS IN %s FROM {int(from_pos)} LIMIT {offset}, {CHUNK}",
-                    (log_file,))
-        rows = cur.fetchall()
+        rows = _as_bytes(cur, f"SHOW BINLOG EVENTS IN %s FROM {int(from_pos)}"
+                              f" LIMIT {offset}, {CHUNK}", (log_file,))
         for row in rows:
             yield int(row[1]), _text(row[2]), _text(row[5])
         if len(rows) < CHUNK or (until is not None and rows and int(rows[-1][1]) >= until):
@@ -106,7 +105,26 @@ def file_gtids(cur, log_file: str, from_pos: int = 4) -> list[str]:
             if (g := event_gtid(kind, info)) is not None]
 
 
+def _as_bytes(cur, sql: str, args) -> list[tuple]:
+    """The rows of ``sql`` with text columns as the server's bytes: an event's Info holds
+    a statement in its session's character set (a latin1 DDL is not UTF-8), which the
+    driver would fail to decode. The session's character_set_results is put back."""
+    cur.execute("SELECT @@SESSION.character_set_results")
+    saved = cur.fetchone()[0]
+    cur.execute("SET SESSION character_set_results = binary")
+    try:
+        cur.execute(sql, args)
+        return list(cur.fetchall())
+    finally:
+        if saved is None:
+            cur.execute("SET SESSION character_set_results = NULL")
+        else:
+            cur.execute("SET SESSION character_set_results = %s", (_text(saved),))
+
+
 def _text(v) -> str:
+    """A column's text; bytes as UTF-8, any other byte replaced (only GTIDs and event
+    names, which are ASCII, are read from it)."""
     if v is None:
         return ""
-    return v.decode() if isinstance(v, bytes | bytearray) else str(v)
+    return v.decode("utf-8", "replace") if isinstance(v, bytes | bytearray) else str(v)
