@@ -35,7 +35,6 @@ from applier.binlog.sqltext import Dialect
 from applier.binlog.statements import DML, OTHER, UNKNOWN, StatementInfo, classify_statement
 from applier.core.position import Position
 from applier.errors import ReplicationStopped
-from applier.replstate.checkpoint import Checkpoint
 from applier.server_codes import DDL_ALREADY, DDL_PARTIAL
 from applier.sql import sqlmode
 
@@ -49,11 +48,10 @@ def _qualified(name: tuple[str, str]) -> str:
 
 
 class StatementApplier:
-    def __init__(self, conn, checkpoint: Checkpoint, accept: Callable[[str, str], bool],
+    def __init__(self, conn, accept: Callable[[str, str], bool],
                  accept_db: Callable[[str], bool], ddl: str = "apply",
                  policy: DdlPolicy | None = None):
         self.conn = conn
-        self.checkpoint = checkpoint
         self.accept = accept
         self.accept_db = accept_db
         self.ddl = ddl

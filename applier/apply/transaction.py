@@ -86,7 +86,7 @@ class TransactionApplier:
         self.checkpoint = checkpoint
         self.opt = options
         self.totals = totals
-        self.statements = StatementApplier(conn, checkpoint, options.accept,
+        self.statements = StatementApplier(conn, options.accept,
                                            options.accept_db, options.ddl,
                                            DdlPolicy(conn, options.mode,
                                                      options.source_definitions))

@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from applier.apply import readonly
 from applier.apply.target import connect
@@ -52,7 +52,6 @@ class Undo:
     a_settings: dict[str, bool] | None = None  # A's read-only settings before
     fwd_stopped: bool = False
     rev_started: bool = False
-    done: list[str] = field(default_factory=list)
 
 
 def _server(cfg) -> str:
@@ -220,7 +219,11 @@ class Switchover:
     # -- failure -------------------------------------------------------------------------
     def roll_back(self, a, flavor: str) -> None:
         if self.undo.rev_started:
-            service.request_stop(self.rev.daemon.state_dir, self.rev.daemon.stop_timeout)
+            outcome = service.request_stop(self.rev.daemon.state_dir,
+                                           self.rev.daemon.stop_timeout)
+            if outcome is service.StopOutcome.TIMED_OUT:  # never FWD and REV both running
+                raise SwitchoverFailed("REV still runs after its stop timeout; A stays"
+                                       " read-only and FWD stopped: stop REV by hand")
             self.step("REV stopped again")
         if self.undo.a_settings is not None:
             _set(a, ro.restore_settings(self.undo.a_settings, flavor))

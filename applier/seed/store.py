@@ -221,9 +221,6 @@ class PositionSaver:
         self.run_id = run_id
         self.executed = None  # the GTID state there is not known
 
-    def save(self, cur, position: Position, transactions: int, rows: int) -> None:
-        cur.execute(*self.upsert(position, transactions, rows)[:2])
-
     def upsert(self, position: Position, transactions: int, rows: int, *,
                gtids: list[str] | None = None) -> tuple[str, tuple, None]:
         """As Checkpoint.upsert: the statement (the run position), its arguments and the
