@@ -200,6 +200,8 @@ class TransactionApplier:
         """Each row change's keys on the target (applier.apply.writeset), or None: the
         transaction is not merged with others (``add`` it). Builds the plans: a refused
         conversion raises here, before any of its rows is written."""
+        if self.writer.idempotent:  # a row skipped is logged naming its own transaction
+            return None
         self.plans.refresh()
         if self.plans.generation != self._writesets_of:  # a statement changed the target
             self._writesets_of = self.plans.generation
