@@ -342,7 +342,9 @@ def send_query(conn, sql: bytes) -> int:
 
 
 _COM_QUERY = bytes([COMMAND.COM_QUERY])
-_ONE_PACKET = 0xFFFFFF - 1  # a statement longer than this is sent in several packets
+# the longest statement one packet carries: its payload (the command byte and the text)
+# must stay below 0xFFFFFF, a length that says another packet follows
+_ONE_PACKET = 0xFFFFFF - 2
 
 
 def query_packet(sql: bytes) -> bytes | None:

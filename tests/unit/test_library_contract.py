@@ -169,3 +169,13 @@ def test_a_packet_given_back_is_read_first_by_the_library_and_only_once():
         conn._read_packet()
     own = drivers.packet_reader(conn)
     assert own.__func__ is pymysql.connections.Connection._read_packet and own.__self__ is conn
+
+
+def test_query_packet_sends_a_statement_of_the_largest_single_packet_size_or_none():
+    from applier import drivers
+
+    fits = b"x" * (0xFFFFFF - 2)  # payload 0xFFFFFE: one packet
+    packet = drivers.query_packet(fits)
+    assert packet is not None and packet[:4] == (0xFFFFFE).to_bytes(3, "little") + b"\0"
+    # payload 0xFFFFFF would announce a following packet: left to PyMySQL's own send
+    assert drivers.query_packet(fits + b"x") is None
