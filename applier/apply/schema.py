@@ -29,7 +29,7 @@ _COLUMNS = (
     " FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s"
     " ORDER BY ORDINAL_POSITION")
 _INDEXES = (
-    "SELECT INDEX_NAME, NON_UNIQUE, COLUMN_NAME FROM information_schema.STATISTICS"
+    "SELECT INDEX_NAME, NON_UNIQUE, COLUMN_NAME, SUB_PART FROM information_schema.STATISTICS"
     " WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s ORDER BY INDEX_NAME = 'PRIMARY' DESC,"
     " NON_UNIQUE, INDEX_NAME, SEQ_IN_INDEX")
 
@@ -41,7 +41,7 @@ _SIGNATURES = (
     " c.ORDINAL_POSITION, c.COLUMN_TYPE, c.IS_NULLABLE, IFNULL(c.COLUMN_DEFAULT, '<none>'),"
     " c.EXTRA, IFNULL(c.COLLATION_NAME, ''), IFNULL(c.GENERATION_EXPRESSION, '')))),"
     " (SELECT CONCAT(COUNT(*), '/', IFNULL(SUM(CRC32(CONCAT_WS('|', s.INDEX_NAME,"
-    " s.NON_UNIQUE, s.SEQ_IN_INDEX, s.COLUMN_NAME))), 0))"
+    " s.NON_UNIQUE, s.SEQ_IN_INDEX, s.COLUMN_NAME, IFNULL(s.SUB_PART, '')))), 0))"
     " FROM information_schema.STATISTICS s"
     " WHERE s.TABLE_SCHEMA = c.TABLE_SCHEMA AND s.TABLE_NAME = c.TABLE_NAME)"
     " FROM information_schema.COLUMNS c WHERE c.TABLE_SCHEMA = %s AND c.TABLE_NAME IN ({})"
@@ -91,12 +91,15 @@ def read_table(conn, schema: str, table: str) -> TableDef | None:
             return None
         columns = tuple(column_from_row(i, r) for i, r in enumerate(rows))
         cur.execute(_INDEXES, (schema, table))
-        indexes: dict[str, tuple[bool, list[str]]] = {}
-        for name, non_unique, col in cur.fetchall():
+        indexes: dict[str, tuple[bool, list[str], list[bool]]] = {}
+        for name, non_unique, col, sub_part in cur.fetchall():
             name, col = _text(name), _text(col)
-            indexes.setdefault(name, (not int(non_unique), []))[1].append(col)
+            entry = indexes.setdefault(name, (not int(non_unique), [], []))
+            entry[1].append(col or "")  # NULL: an expression (MySQL functional key part)
+            entry[2].append(col is None or sub_part is not None)
     return TableDef(schema, table, columns,
-                       tuple(Index(n, tuple(cols), u) for n, (u, cols) in indexes.items()))
+                    tuple(Index(n, tuple(cols), u, any(part))
+                          for n, (u, cols, part) in indexes.items()))
 
 
 def list_tables(conn, accept: Callable[[str, str], bool]) -> list[tuple[str, str]]:

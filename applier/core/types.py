@@ -170,8 +170,11 @@ class SourceTable:
 @dataclass(frozen=True)
 class Index:
     name: str  # 'PRIMARY' for the primary key
-    columns: tuple[str, ...]  # in key order
+    columns: tuple[str, ...]  # in key order; "" for an expression (MySQL functional key part)
     unique: bool
+    # a key part is a prefix (SUB_PART) or an expression: two rows may collide on it
+    # with different column values
+    partial: bool = False
 
 
 @dataclass(frozen=True)

@@ -74,7 +74,8 @@ def split_column(source_def: TableDef) -> int | None:
     names = {c.name.lower(): c for c in source_def.columns}
     keys = [i for i in source_def.indexes if i.name == "PRIMARY"]
     keys += [i for i in source_def.indexes if i.unique and i.name != "PRIMARY"
-             and all(not names[c.lower()].nullable for c in i.columns)]
+             and all(c.lower() in names and not names[c.lower()].nullable
+                     for c in i.columns)]
     if not keys:
         return None
     first = names[keys[0].columns[0].lower()]

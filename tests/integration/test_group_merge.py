@@ -3,7 +3,8 @@ on real servers, both flavours: hundreds of small transactions become a few stat
 and the rows are those of applying them one by one, also when consecutive transactions
 change one row again, swap unique values, differ only in a value's case on a
 case-insensitive target key, or touch tables that are never merged (no key, foreign keys)
-in between."""
+in between; a target key stricter than any folding (a prefix, a collation where ss = ß)
+still stops on the duplicate in its own transaction."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from applier.apply.commitgroup import MERGE_ROWS, CommitGroup, GroupLimits
 from applier.apply.target import connect
 from applier.binlog.stream import source_status
 from applier.core.conversions import Mode
-from applier.errors import ExitStatus
+from applier.errors import ExitStatus, ReplicationStopped
 from tests.integration.harness import group_applier, read_all
 
 pytestmark = pytest.mark.integration
@@ -146,3 +147,39 @@ def test_tables_that_are_never_merged_stay_in_order_between_merged_ones(replica,
     assert len(_one_group(replica, read, caplog)) == len(read) > 100
     _same(replica, "SELECT id, v FROM keyed ORDER BY id", "SELECT v FROM loose ORDER BY v",
           "SELECT id FROM parent ORDER BY id", "SELECT id, p FROM child ORDER BY id")
+
+
+@pytest.mark.parametrize("key, old, new", [
+    ("UNIQUE KEY name (name(3))", "abc1", "abc2"),  # a prefix: rows differ, keys collide
+    ("UNIQUE KEY name (name)", "s", "ß"),  # utf8mb4_general_ci: s = ß
+])
+def test_a_target_key_stricter_than_the_source_stops_in_its_own_transaction(
+        replica, key, old, new):
+    """T1 deletes a row, T2 inserts a value the target's unique key takes as a duplicate
+    of row 1's, T3 deletes row 1. One by one, T2 stops on 1062; merged, T3's delete must
+    not move ahead of T2's insert (it would free the value and hide the duplicate): the
+    group stops naming T2 with T1 committed and row 1 still there."""
+    replica.src("CREATE TABLE t (id INT PRIMARY KEY, name VARCHAR(20) COLLATE utf8mb4_bin)")
+    replica.tgt("CREATE TABLE t (id INT PRIMARY KEY,"
+                f" name VARCHAR(20) COLLATE utf8mb4_general_ci, {key})")
+    replica.src(f"INSERT INTO t VALUES (1, '{old}'), (9, 'zzz')")
+    assert replica.catch_up() == ExitStatus.OK
+    start = source_status(replica.source_cfg)
+    replica.src("DELETE FROM t WHERE id = 9", f"INSERT INTO t VALUES (2, '{new}')",
+                "DELETE FROM t WHERE id = 1")
+    txns = read_all(replica, start)
+    assert len(txns) == 3
+    conn = connect(replica.target_cfg, apply_session=True, autocommit=False)
+    committed = []
+    try:
+        group = CommitGroup(group_applier(replica, conn), GroupLimits(1000, 10**6, 600.0),
+                            lambda txn, rows, lookups: committed.append(txn.end))
+        with pytest.raises(ReplicationStopped) as stopped:
+            for txn in txns:
+                group.add(txn)
+            group.commit()
+    finally:
+        conn.close()
+    assert stopped.value.code == 1062
+    assert committed == [txns[0].end]
+    assert replica.rows("SELECT id, name FROM t ORDER BY id") == [(1, old)]

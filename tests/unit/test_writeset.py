@@ -57,9 +57,30 @@ def test_values_a_collation_could_compare_equal_share_a_key():
     assert fold(b"ab\x00\x00") == fold(b"ab")
     assert fold(3) == 3
     ws = writesets()
-    one = ws.of(txn(RowChange("insert", SOURCE, None, {0: 1, 1: "Straße", 2: 0})))
+    one = ws.of(txn(RowChange("insert", SOURCE, None, {0: 1, 1: "Str-a SSE ", 2: 0})))
     two = ws.of(txn(RowChange("insert", SOURCE, None, {0: 2, 1: "STRASSE", 2: 0})))
     assert one & two
+
+
+def test_a_non_ascii_or_undecoded_text_key_value_is_applied_alone():
+    # ss = ß under *_general_ci, Ä = AE under latin1_german2_ci: no folding covers all
+    ws = writesets()
+    for value in ("Straße", "Äpfel", "æ", b"abc"):
+        assert ws.of(txn(RowChange("insert", SOURCE, None, {0: 1, 1: value, 2: 0}))) is None
+    # the same value outside a unique key does not matter
+    plain = writesets(target((Index("PRIMARY", ("id",), True),)))
+    assert plain.of(txn(RowChange("insert", SOURCE, None, {0: 1, 1: "Straße", 2: 0})))
+
+
+def test_a_unique_key_with_a_prefix_or_an_expression_part_is_applied_alone():
+    insert = RowChange("insert", SOURCE, None, {0: 1, 1: "abc1", 2: 0})
+    prefix = target((Index("PRIMARY", ("id",), True), Index("u", ("u",), True, True)))
+    assert writesets(prefix).of(txn(insert)) is None
+    expression = target((Index("PRIMARY", ("id",), True), Index("f", ("",), True, True)))
+    assert writesets(expression).of(txn(insert)) is None
+    non_unique_prefix = target((Index("PRIMARY", ("id",), True),
+                                Index("u", ("u",), False, True)))
+    assert writesets(non_unique_prefix).of(txn(insert))
 
 
 def test_applied_alone_without_identity_or_key_value_or_with_foreign_keys():
