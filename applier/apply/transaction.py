@@ -110,6 +110,7 @@ class TransactionApplier:
         self.skipped = False  # the last transaction apply() was given was skipped
         self._gtid: str | None = None  # the GTID a DDL statement of it commits under
         self._consumed = False  # ... and the statement did commit it
+        self._rows_follow = False  # rows come after its statement (CREATE TABLE ... SELECT)
         if self.kept is not None:
             self.statements.before_execute = self._enter_for_statement
 
@@ -160,6 +161,7 @@ class TransactionApplier:
         ex.pipeline(1)  # careful: each result read before the next statement goes out
         kept = self.kept if txn.end.gtid else None
         self._gtid, self._consumed = (txn.end.gtid if kept else None), False
+        self._rows_follow = kept is not None and _rows_after_statement(txn)
         try:
             if kept is not None and not _has_statement(txn):
                 kept.enter(ex, txn.end.gtid)  # rows only: the whole transaction under it
@@ -248,13 +250,15 @@ class TransactionApplier:
                 self.checks.set(ex, 0)
                 ex.drain()
                 self.context.statement()
-                if self.statements.apply(ex, group, txn.end):
+                executed = self.statements.apply(ex, group, txn.end)
+                if executed:
                     self.forget_plans()
-                if self.kept is not None and self.kept.entered:  # the DDL committed it
+                if executed and self.kept is not None and self.kept.entered:  # DDL: committed
                     ex.commit()  # the reads after it (the DDL policy's) end first
                     self.kept.leave(ex)
                     self._consumed = True
             else:
+                self._enter_for_rows()
                 self.checks.set(ex, group[0].checks_off)
                 applied += self._rows(group, txn)
         self.checks.set(ex, 0)
@@ -311,9 +315,25 @@ class TransactionApplier:
         return 0
 
     def _enter_for_statement(self, cur) -> None:
-        """Before a DDL statement of a kept-GTID transaction runs: it commits the GTID."""
-        if self._gtid and not self._consumed:
+        """Before a DDL statement of a kept-GTID transaction runs: it commits the GTID,
+        unless rows follow it (CREATE TABLE ... SELECT): the statement then commits under
+        the target's own GTID and the rows with the checkpoint under the source's, so a
+        crash between the two replays the statement (already so) and applies the rows."""
+        if self._gtid and not self._consumed and not self._rows_follow:
             self.kept.enter(cur, self._gtid)
+
+    def _enter_for_rows(self) -> None:
+        """Before the first row of a kept-GTID transaction that has a statement not yet
+        committing its GTID (a SAVEPOINT passed over, a DDL ignored, the CREATE of a
+        CREATE TABLE ... SELECT): the rows and the checkpoint go under the source GTID.
+        Nothing of the transaction is written yet (only reads are open: ended first)."""
+        kept = self.kept
+        if kept is None or not self._gtid or self._consumed or kept.entered is not None:
+            return
+        ex = self.executor
+        ex.drain()
+        ex.commit()
+        kept.enter(ex, self._gtid)
 
     def _count(self, applied: int, lookups: Counter) -> None:
         self.totals.transactions += 1
@@ -346,6 +366,19 @@ class TransactionApplier:
             raise
         self.executor.execute("SET timestamp = DEFAULT")
         return applied
+
+
+def _rows_after_statement(txn: Transaction) -> bool:
+    """A row change follows a statement (not streamed: DDL is never streamed)."""
+    if txn.streamed:
+        return False
+    seen = False
+    for c in txn.changes:
+        if isinstance(c, Statement):
+            seen = True
+        elif seen:
+            return True
+    return False
 
 
 def _has_statement(txn: Transaction) -> bool:

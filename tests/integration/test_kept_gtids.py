@@ -4,7 +4,9 @@ server ids 11 and 12, MariaDB gtid_domain_id 11 and 12), on both flavours:
   * after catch-up the target's binlog holds exactly the source's transactions since the
     start, each once and in order, under the source's GTIDs (a tagged one on MySQL), and
     its executed set contains them; the checkpoint's set equals the source's (a MySQL
-    start at FILE:POS included: issue 24 item 5);
+    start at FILE:POS included: issue 24 item 5); a transaction with a SAVEPOINT among
+    its rows, and a CREATE TABLE ... SELECT (a statement and its rows under one GTID: the
+    CREATE under the target's own, the rows under the source's), arrive whole;
   * read again from the same start, every transaction is skipped (counted, not applied),
     nothing is logged again, and the checkpoint still moves to the end;
   * a target without binlog, or a user without the grant: `applier check` says what is
@@ -43,6 +45,12 @@ def _writes(server, schema: str) -> None:
         "DELETE FROM t WHERE id = 2",
         "CREATE TABLE t2 (k INT PRIMARY KEY)",
         "INSERT INTO t2 VALUES (1), (2)",
+        # a savepoint (an ORM's nested transaction): a statement passed over among rows
+        "BEGIN", "INSERT INTO t VALUES (5, 'e', 5)", "SAVEPOINT sp",
+        "INSERT INTO t VALUES (6, 'f', 6)", "ROLLBACK TO SAVEPOINT sp",
+        "UPDATE t SET n = 50 WHERE id = 5", "RELEASE SAVEPOINT sp", "COMMIT",
+        # one GTID for a statement and its rows
+        "CREATE TABLE t3 (k INT PRIMARY KEY) SELECT id AS k FROM t",
     ]
     if server.flavor == "mysql":
         statements += ["SET gtid_next = 'AUTOMATIC:kept'", "INSERT INTO t VALUES (4, 'd', 4)",
@@ -61,7 +69,7 @@ def test_kept_gtids_target_holds_exactly_the_sources(binlogged_pair, make_db, sc
 
     assert fwd.catch_up(keep_source_gtids=True, ddl="apply") == ExitStatus.OK, fwd.last_error
     sent = kp.gtids_since(a, a_start)
-    assert len(sent) >= (7 if a.flavor == "mysql" else 6)
+    assert len(sent) >= (9 if a.flavor == "mysql" else 8)
     if a.flavor == "mysql":
         assert any(":kept:" in g for g in sent)
     a_origin = kp.origin(a)
@@ -70,6 +78,7 @@ def test_kept_gtids_target_holds_exactly_the_sources(binlogged_pair, make_db, sc
     assert kp.executed_has(b, sent)
     assert fwd.rows("SELECT * FROM t ORDER BY id") == fwd.src_rows("SELECT * FROM t ORDER BY id")
     assert fwd.rows("SELECT k FROM t2 ORDER BY k") == [(1,), (2,)]
+    assert fwd.rows("SELECT k FROM t3 ORDER BY k") == [(1,), (3,), (5,)]
 
     status = collect_status(fwd.config(keep_source_gtids=True))
     assert status["gtid_executed"] == kp.executed_set(a)  # known after a FILE:POS start
