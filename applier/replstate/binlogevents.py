@@ -40,14 +40,20 @@ def event_gtid(event_type: str, info: str) -> str | None:
 def executed_before(events: Iterable[EventRow], log_pos: int) -> MySQLGtidSet:
     """MySQL: the executed set at ``log_pos`` of a file whose events (from its start, in
     order) are ``events``: its PREVIOUS_GTIDS plus the GTIDs of the transactions that
-    begin before ``log_pos``."""
+    begin before ``log_pos``. PREVIOUS_GTIDS counts wherever ``log_pos`` is: it is what
+    was executed before the file began (a start at the file's first event, position 4,
+    lies before it)."""
     executed = MySQLGtidSet()
+    previous = False
     for pos, kind, info in events:
-        if int(pos) >= log_pos:
-            break
         if kind.lower() == PREVIOUS_GTIDS:
             executed = executed.union(MySQLGtidSet.parse(info or ""))
+            previous = True
             continue
+        if int(pos) >= log_pos:
+            if previous:
+                break
+            continue  # PREVIOUS_GTIDS follows the format description
         gtid = event_gtid(kind, info or "")
         if gtid is not None:
             executed = executed.add(gtid)

@@ -127,6 +127,12 @@ def test_file_pos_start_status_shows_the_executed_set(binlogged_pair, make_db, s
     assert status["gtid_executed"] == kp.executed_set(a)
     if a.flavor == "mysql":
         assert ":fp:" in status["gtid_executed"]
+    # the first event of a later file (FILE:4): everything executed before that file
+    kp.run(a, "FLUSH BINARY LOGS", schema=schema_name)
+    before_file, new_file = kp.executed_set(a), kp.position(a).log_file
+    kp.run(a, "INSERT INTO t VALUES (13, 'w', 4)", schema=schema_name)
+    _, executed = starting_position(cfg.source, f"{new_file}:4")
+    assert executed == before_file != ""
 
 
 def test_check_and_start_refuse_what_the_target_lacks(servers, binlogged_pair, make_db,

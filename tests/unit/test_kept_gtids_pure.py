@@ -40,8 +40,8 @@ def test_event_gtid_reads_both_flavours():
 
 
 @pytest.mark.parametrize("pos, expected", [
-    (4, ""),  # before PREVIOUS_GTIDS: nothing known yet in this file
-    (242, f"{U}:1-3:tg:1,{V}:1-2"),  # the file's start: its PREVIOUS_GTIDS
+    (4, f"{U}:1-3:tg:1,{V}:1-2"),  # the file's first event: what came before the file
+    (242, f"{U}:1-3:tg:1,{V}:1-2"),  # the first transaction: still its PREVIOUS_GTIDS
     (518, f"{U}:1-4:tg:1,{V}:1-2"),  # after the first transaction
     (700, f"{U}:1-4:tg:1-2,{V}:1-2"),  # after the tagged DDL
     (931, f"{U}:1-4:tg:1-2,{V}:1-3"),  # the end of the file
@@ -56,6 +56,7 @@ def test_executed_before_stops_at_the_position():
         yield from MYSQL_FILE[:3]
         raise AssertionError("read past the position")
     assert str(executed_before(rows(), 242)) == f"{U}:1-3:tg:1,{V}:1-2"
+    assert str(executed_before(rows(), 4)) == f"{U}:1-3:tg:1,{V}:1-2"
 
 
 def test_read_forward_compares_the_bytes_either_side():
