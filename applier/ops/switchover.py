@@ -8,8 +8,10 @@ transaction:
   2. make A read-only to everyone (applier.ops.readonlyswitch), read A's binlog position
      and wait until FWD's checkpoint reached it; stop FWD as `applier stop` does;
   3. lower A to read_only = ON only (REV's user writes, the application's do not), set
-     REV's checkpoint at B's binlog position now with B's executed GTID set, start REV
-     detached as `applier start` does, and wait until it runs;
+     REV's checkpoint at B's binlog position now with B's executed GTID set (REV with
+     keep_source_gtids and a checkpoint already: kept, so that what B committed while REV
+     was stopped arrives, and what A executed is skipped by GTID), start REV detached as
+     `applier start` does, and wait until it runs;
   4. make B writable if it was read-only, and say to move the application's writes to B.
 
 A timeout or a failure in 2-3 stops REV if it was started, puts A back as it was and
@@ -177,13 +179,20 @@ class Switchover:
         cp = Checkpoint(r.checkpoint_table, r.server_id, r.channel)
         cp.ensure(a)
         saved = cp.load(a)
-        with a.cursor() as cur:
-            cp.save(cur, Position(start.log_file, start.log_pos),
-                    saved.transactions_applied if saved else 0,
-                    saved.rows_applied if saved else 0, executed=start.gtid or "")
-        a.commit()
-        self.step(f"REV's checkpoint (channel {r.channel!r}) set at B's {start}"
-                  + (f" with B's GTIDs {start.gtid}" if start.gtid else ""))
+        if saved is not None and r.keep_source_gtids:
+            # B's transactions since REV stopped (a dual-master pair: the application
+            # wrote on both) arrive; A's own, and what REV applied, are skipped by GTID
+            a.rollback()
+            self.step(f"REV's checkpoint (channel {r.channel!r}) kept at {saved.position}:"
+                      " with keep_source_gtids it resumes there, what A executed is skipped")
+        else:
+            with a.cursor() as cur:
+                cp.save(cur, Position(start.log_file, start.log_pos),
+                        saved.transactions_applied if saved else 0,
+                        saved.rows_applied if saved else 0, executed=start.gtid or "")
+            a.commit()
+            self.step(f"REV's checkpoint (channel {r.channel!r}) set at B's {start}"
+                      + (f" with B's GTIDs {start.gtid}" if start.gtid else ""))
         pid = service.spawn_detached(service.foreground_argv(self.rev_path),
                                      self.rev.daemon.state_dir)
         self.undo.rev_started = True

@@ -59,8 +59,9 @@ def _read_only(cfg: ServerConfig) -> tuple[int, ...]:
 class Setup:
     """A test's schema on A (narrow columns) and B (wide ones), and FWD / REV configs."""
 
-    def __init__(self, pair, tmp_path: Path):
+    def __init__(self, pair, tmp_path: Path, kept: bool = False):
         self.a, self.b = pair
+        self.kept = kept
         self.s = f"sw_{uuid.uuid4().hex[:8]}"
         run_sql(self.a, f"CREATE DATABASE {self.s}", f"CREATE TABLE {self.s}.t (id INT "
              "PRIMARY KEY, v VARCHAR(20), n INT)")
@@ -76,7 +77,7 @@ class Setup:
         base.mkdir(parents=True)
         rep = dataclasses.replace(ReplicationConfig(), server_id=server_id, start="current",
                                   do_tables=(f"{self.s}.%",), ddl="ignore",
-                                  type_conversions=conversions,
+                                  type_conversions=conversions, keep_source_gtids=self.kept,
                                   checkpoint_table=f"applier_{base.name}_{self.s}.checkpoint")
         cfg = Config(source=source, target=target, replication=rep,
                      daemon=DaemonConfig(state_dir=str(base / "state")))
@@ -209,6 +210,37 @@ def test_switchover_with_a_writer_and_back(setup, flavor):
     assert sorted(s.ids(s.a)) == sorted(s.ids(s.b))  # the same rows on both
     status = json.loads(run_cli("status", "--json", "--config", str(s.fwd)).stdout)
     assert status["state"] == "running" and not status["last_error"]
+
+
+def test_switch_back_after_dual_master_brings_what_a_wrote_while_fwd_was_stopped(
+        pair, tmp_path):
+    """keep_source_gtids on both: switch over, then dual-master (A writable again, FWD
+    started again beside REV), then FWD stopped for the switch back while A still takes
+    a write: that write reaches B (FWD resumes at its own checkpoint; what REV brought
+    into A is skipped by GTID), and both sides end equal."""
+    s = Setup(pair, tmp_path, kept=True)
+    try:
+        s.start_fwd()
+        run_sql(s.a, f"INSERT INTO {s.s}.t VALUES (1, 'before', 1)")
+        wait_for("A's first row on B", lambda: s.ids(s.b) == [1])
+        _switch(s.fwd, s.rev)
+        run_sql(s.a, "SET GLOBAL read_only = OFF")  # dual-master: both take writes
+        s.start_fwd()
+        run_sql(s.a, f"INSERT INTO {s.s}.t VALUES (2, 'on A', 2)")
+        run_sql(s.b, f"INSERT INTO {s.s}.t (id, v, n) VALUES (3, 'on B', 3)")
+        wait_for("both rows on both", lambda: s.ids(s.a) == s.ids(s.b) == [1, 2, 3])
+        assert run_cli("stop", "--config", str(s.fwd)).returncode == 0
+        run_sql(s.a, f"INSERT INTO {s.s}.t VALUES (4, 'A, FWD stopped', 4)")
+        run, _ = _switch(s.rev, s.fwd)
+        wait_for("A's last row on B", lambda: 4 in s.ids(s.b))
+        assert "checkpoint (channel 'default') kept at" in run.stdout, run.stdout
+        run_sql(s.a, f"INSERT INTO {s.s}.t VALUES (5, 'after', 5)")
+        wait_for("A's row after the switch on B", lambda: 5 in s.ids(s.b))
+        assert s.ids(s.a) == s.ids(s.b) == [1, 2, 3, 4, 5]
+        status = json.loads(run_cli("status", "--json", "--config", str(s.fwd)).stdout)
+        assert status["state"] == "running" and not status["last_error"]
+    finally:
+        s.close()
 
 
 def test_refused_when_fwd_does_not_run(setup):
