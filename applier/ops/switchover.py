@@ -20,7 +20,10 @@ two configurations swapped."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import signal
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -261,8 +264,9 @@ class Switchover:
             self.began = time.monotonic()
             deadline = self.began + self.timeout
             try:
-                self.drain(a, b, flavor, deadline)
-                self.start_reverse(a, rb, flavor, deadline)
+                with _signals_raise():
+                    self.drain(a, b, flavor, deadline)
+                    self.start_reverse(a, rb, flavor, deadline)
             except BaseException as exc:
                 self.step(f"failed: {exc} — undoing")
                 try:
@@ -282,6 +286,25 @@ class Switchover:
                   f"through REV; to switch back: applier switchover --config {self.rev_path}"
                   f" --reverse {self.fwd_path}")
         return held
+
+
+@contextlib.contextmanager
+def _signals_raise():
+    """SIGTERM and SIGHUP (a `kill`, a dropped ssh session) during the steps raise, so
+    that A is put back and FWD started again as on any failure (Ctrl-C already raises)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupted(signum, frame):
+        raise SwitchoverFailed(f"interrupted by {signal.Signals(signum).name}")
+
+    before = {sig: signal.signal(sig, interrupted) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
 
 
 def run_switchover(fwd: Config, rev: Config, fwd_path: str, rev_path: str,

@@ -291,6 +291,33 @@ def test_a_timeout_puts_a_back_and_leaves_fwd_running(setup):
     wait_for("row 2 on B", lambda: s.ids(s.b) == [1, 2])
 
 
+def test_sigterm_during_the_drain_puts_a_back_and_leaves_fwd_running(setup):
+    """A `kill` (SIGTERM) of the switchover while FWD drains: undone as on a failure."""
+    s = setup
+    s.start_fwd()
+    run_sql(s.a, f"INSERT INTO {s.s}.t VALUES (1, 'one', 1)")
+    wait_for("row 1 on B", lambda: s.ids(s.b) == [1])
+    lock = pymysql.connect(**s.b.pymysql_kwargs(), autocommit=False)
+    try:  # FWD cannot drain while this lock is held
+        with lock.cursor() as cur:
+            cur.execute(f"SELECT * FROM {s.s}.t WHERE id = 1 FOR UPDATE")
+        run_sql(s.a, f"UPDATE {s.s}.t SET v = 'two' WHERE id = 1")
+        proc = subprocess.Popen([*APPLIER, "switchover", "--config", str(s.fwd),
+                                 "--reverse", str(s.rev), "--timeout", "120"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        wait_for("A read-only", lambda: _read_only(s.a) == (1,), timeout=60)
+        proc.terminate()
+        out, err = proc.communicate(timeout=60)
+        assert proc.returncode == ExitStatus.REPLICATION_STOPPED, out + err
+        assert "interrupted by SIGTERM" in err and "A put back" in out, out + err
+        assert _read_only(s.a) == (0,)
+        assert s.running(s.fwd) is not None and s.running(s.rev) is None
+    finally:
+        lock.rollback()
+        lock.close()
+    wait_for("A's update on B", lambda: run_sql(s.b, f"SELECT v FROM {s.s}.t") == [("two",)])
+
+
 def test_a_privileged_write_during_the_drain(setup, flavor):
     """MySQL's super_read_only refuses even root while FWD drains; MariaDB's read_only lets
     a user with READ_ONLY ADMIN (root) write: the switchover sees A's binlog move and is
