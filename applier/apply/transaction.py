@@ -154,6 +154,7 @@ class TransactionApplier:
             if txn.streamed:  # read once: read again from the checkpoint, in a new session
                 raise TransientError(f"{exc}; the target table changed: the transaction is "
                                      "read again from the last checkpoint") from exc
+        self.executor.commit()  # the definitions' reads end: a kept GTID is set outside one
         return self._apply(txn)
 
     def _apply(self, txn: Transaction) -> int:
