@@ -3,10 +3,15 @@ one target meaning is clear, else a stop naming what the target lacks. Pure
 (`translate`); the target's collations are read once by `TargetCatalog`.
 
 * A collation the target lacks (`COLLATE name`, `COLLATE = name`, `DEFAULT COLLATE ...`):
-  MySQL's `_0900_` collations (utf8mb4_0900_ai_ci, utf8mb4_0900_as_cs, the language ones
-  such as utf8mb4_de_pb_0900_ai_ci) become the target's default utf8mb4 collation (MariaDB
-  10.11: utf8mb4_general_ci), utf8mb4_0900_bin becomes utf8mb4_bin (both compare by code
-  point), each with a note in the log. Any other missing collation stops (exit 3).
+  MySQL's accent- and case-insensitive `_0900_ai_ci` collations (utf8mb4_0900_ai_ci and
+  the language ones such as utf8mb4_de_pb_0900_ai_ci) become the target's default utf8mb4
+  collation (MariaDB 10.11: utf8mb4_general_ci; it pads trailing spaces and takes ß for
+  s, so a unique key may refuse a value the source held: a 1062 stop, never a wrong
+  row); the sensitive ones keep their meaning: utf8mb4_0900_as_cs and utf8mb4_0900_as_ci
+  become MariaDB's UCA 14 NO PAD equivalents (utf8mb4_uca1400_nopad_as_cs / _as_ci, as
+  MariaDB 11.4 aliases them), utf8mb4_0900_bin becomes utf8mb4_nopad_bin (by code point,
+  no padding; utf8mb4_bin where that is missing); each with a note in the log. Any other
+  missing collation (the language ones that are not _ai_ci included) stops (exit 3).
 * A column type the target does not have: MariaDB's UUID, INET6 and INET4 on MySQL, MySQL
   9's VECTOR on MariaDB (in CREATE TABLE column definitions and ALTER TABLE ADD / MODIFY /
   CHANGE): stop (exit 3), naming the statement and the type. Create the table on the
@@ -57,6 +62,11 @@ class TargetCatalog:
     def read(cls, cur, flavor: str) -> TargetCatalog:
         cur.execute("SELECT COLLATION_NAME FROM information_schema.COLLATIONS")
         names = frozenset(_text(r[0]).lower() for r in cur.fetchall())
+        if flavor == "mariadb":  # its UCA 14 collations are listed there only (10.10+)
+            cur.execute("SELECT FULL_COLLATION_NAME FROM information_schema."
+                        "COLLATION_CHARACTER_SET_APPLICABILITY WHERE CHARACTER_SET_NAME ="
+                        " 'utf8mb4'")
+            names |= frozenset(_text(r[0]).lower() for r in cur.fetchall())
         cur.execute("SELECT DEFAULT_COLLATE_NAME FROM information_schema.CHARACTER_SETS"
                     " WHERE CHARACTER_SET_NAME = 'utf8mb4'")
         row = cur.fetchone()
@@ -115,9 +125,18 @@ def target_collation(name: str, catalog: TargetCatalog) -> str | None:
     lower = name.lower()
     if not lower.startswith("utf8mb4_") or "_0900_" not in lower + "_":
         return None
-    if lower == "utf8mb4_0900_bin" and "utf8mb4_bin" in catalog.collations:
-        return "utf8mb4_bin"
-    return catalog.default_utf8mb4
+    if lower.endswith("_0900_ai_ci"):
+        return catalog.default_utf8mb4
+    same = _SAME_MEANING.get(lower, ())
+    return next((c for c in same if c in catalog.collations), None)
+
+
+# MySQL's sensitive 0900 collations -> the target's of the same meaning, best first
+_SAME_MEANING = {
+    "utf8mb4_0900_bin": ("utf8mb4_nopad_bin", "utf8mb4_bin"),
+    "utf8mb4_0900_as_cs": ("utf8mb4_uca1400_nopad_as_cs",),
+    "utf8mb4_0900_as_ci": ("utf8mb4_uca1400_nopad_as_ci",),
+}
 
 
 def _unquote(tok: Token) -> str:

@@ -12,7 +12,11 @@ from applier.errors import ReplicationStopped
 
 MARIADB = TargetCatalog("mariadb", frozenset({"utf8mb4_general_ci", "utf8mb4_bin",
                                               "utf8mb4_unicode_ci", "latin1_swedish_ci",
-                                              "utf8mb4_nopad_bin"}), "utf8mb4_general_ci")
+                                              "utf8mb4_nopad_bin", "utf8mb4_uca1400_nopad_as_cs",
+                                              "utf8mb4_uca1400_nopad_as_ci"}),
+                        "utf8mb4_general_ci")
+OLD_MARIADB = TargetCatalog("mariadb", frozenset({"utf8mb4_general_ci", "utf8mb4_bin"}),
+                            "utf8mb4_general_ci")
 MYSQL = TargetCatalog("mysql", frozenset({"utf8mb4_0900_ai_ci", "utf8mb4_general_ci",
                                           "utf8mb4_bin", "utf8mb4_0900_bin"}),
                       "utf8mb4_0900_ai_ci")
@@ -23,11 +27,15 @@ MYSQL = TargetCatalog("mysql", frozenset({"utf8mb4_0900_ai_ci", "utf8mb4_general
      " COLLATE=utf8mb4_0900_ai_ci",
      "CREATE TABLE t (a VARCHAR(10) COLLATE utf8mb4_general_ci) DEFAULT CHARSET=utf8mb4"
      " COLLATE=utf8mb4_general_ci"),
+    # the case- or accent-sensitive ones keep their meaning (UCA 14, NO PAD)
     ("ALTER TABLE t ADD b TEXT CHARACTER SET utf8mb4 COLLATE `utf8mb4_0900_as_cs`",
-     "ALTER TABLE t ADD b TEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci"),
+     "ALTER TABLE t ADD b TEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_uca1400_nopad_as_cs"),
+    ("ALTER TABLE t ADD b TEXT COLLATE utf8mb4_0900_as_ci",
+     "ALTER TABLE t ADD b TEXT COLLATE utf8mb4_uca1400_nopad_as_ci"),
     ("CREATE TABLE t (a CHAR(1) COLLATE 'utf8mb4_de_pb_0900_ai_ci', b CHAR(1) COLLATE"
      " utf8mb4_0900_bin)",
-     "CREATE TABLE t (a CHAR(1) COLLATE utf8mb4_general_ci, b CHAR(1) COLLATE utf8mb4_bin)"),
+     "CREATE TABLE t (a CHAR(1) COLLATE utf8mb4_general_ci, b CHAR(1) COLLATE"
+     " utf8mb4_nopad_bin)"),
     ("ALTER DATABASE d DEFAULT COLLATE = UTF8MB4_0900_AI_CI",
      "ALTER DATABASE d DEFAULT COLLATE = utf8mb4_general_ci"),
     # what the target has stays; a string that mentions a collation is no COLLATE clause
@@ -41,6 +49,16 @@ def test_mysql_0900_collations_become_the_targets_default(sql, expected, caplog)
         assert translate(sql, MARIADB) == expected
     if expected != sql:
         assert "does not exist on the target (mariadb)" in caplog.text
+
+
+def test_a_sensitive_0900_collation_without_its_meaning_on_the_target_stops():
+    assert translate("CREATE TABLE t (b CHAR(1) COLLATE utf8mb4_0900_bin)", OLD_MARIADB) == \
+        "CREATE TABLE t (b CHAR(1) COLLATE utf8mb4_bin)"
+    for name in ("utf8mb4_0900_as_cs", "utf8mb4_de_pb_0900_as_cs", "utf8mb4_ja_0900_as_cs_ks"):
+        with pytest.raises(ReplicationStopped, match=f"collation '{name}', which the target"):
+            translate(f"CREATE TABLE t (b CHAR(1) COLLATE {name})", OLD_MARIADB)
+    with pytest.raises(ReplicationStopped, match="utf8mb4_de_pb_0900_as_cs"):
+        translate("CREATE TABLE t (b CHAR(1) COLLATE utf8mb4_de_pb_0900_as_cs)", MARIADB)
 
 
 def test_on_a_target_that_has_them_nothing_changes():
@@ -99,6 +117,8 @@ def test_column_types_reads_each_definition():
 
 def test_target_collation_only_where_one_meaning_is_clear():
     assert target_collation("utf8mb4_0900_ai_ci", MARIADB) == "utf8mb4_general_ci"
-    assert target_collation("utf8mb4_0900_bin", MARIADB) == "utf8mb4_bin"
+    assert target_collation("utf8mb4_0900_bin", MARIADB) == "utf8mb4_nopad_bin"
+    assert target_collation("utf8mb4_0900_bin", OLD_MARIADB) == "utf8mb4_bin"
+    assert target_collation("utf8mb4_0900_as_cs", MARIADB) == "utf8mb4_uca1400_nopad_as_cs"
     assert target_collation("utf8mb4_nopad_bin", MYSQL) is None
     assert target_collation("latin1_0900_x", MARIADB) is None
