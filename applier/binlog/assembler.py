@@ -153,6 +153,11 @@ class Assembler:
         except (GtidEventError, WireEventError) as exc:
             raise ReplicationStopped(f"cannot decode the {et.describe(t)} {self._at(ev)}: "
                                      f"{exc}") from exc
+        if self.open or self.changes or self.streaming is not None:
+            raise ReplicationStopped(
+                f"the {et.describe(t)} {self._at(ev)} begins a transaction while the one "
+                "before it has not ended (no COMMIT or XID read for it): replication stops "
+                "rather than join or drop them (nothing of either was applied)")
         self.gtid, self.changes = gtid, []
         self.standalone = mariadb and bool(flags & _FL_STANDALONE)
         self.open = mariadb and not self.standalone  # MySQL: BEGIN follows
@@ -168,6 +173,11 @@ class Assembler:
             self.open = True
             return []
         sql = lib.query.strip()
+        words = sql.split(None, 1)
+        if words and words[0].upper() == "XA":  # XA START / END / COMMIT / ROLLBACK
+            raise ReplicationStopped(f"XA transactions are not supported ({self._at(ev)}: "
+                                     f"{str(Redacted(sql, 60))!r}); nothing of it was "
+                                     "applied", 1837)
         control = statements.transaction_control(sql)
         if control == statements.BEGIN:
             self.open = True

@@ -266,3 +266,22 @@ def test_the_current_gtid_state_survives_an_event_larger_than_max_allowed_packet
     finally:
         source_db.execute(f"SET GLOBAL max_allowed_packet = {int(before)}")
         source_db.execute("DROP TABLE big")
+
+
+def test_create_table_select_is_one_transaction(source_db):
+    """The statement and its rows under one GTID (MySQL 8.0.21+: `CREATE TABLE ...
+    START TRANSACTION`, rows, XID; MariaDB: the same group): one transaction, so a
+    checkpoint never falls between the table and its rows."""
+    db = source_db
+    db.execute("CREATE TABLE x (id INT PRIMARY KEY)")
+    db.execute("INSERT INTO x VALUES (1), (2)")
+    start = source_status(db.config)
+    db.execute("CREATE TABLE cs (PRIMARY KEY (id)) SELECT id FROM x")
+    end = source_status(db.config)
+    txns = _read(db, start)
+    assert len(txns) == 1, [t.changes for t in txns]
+    kinds = [type(c).__name__ for c in txns[0].changes]
+    assert kinds == ["Statement", "RowChange", "RowChange"]
+    assert _same_place(txns[0].end, end)
+    if end.gtid:
+        assert txns[0].end.gtid

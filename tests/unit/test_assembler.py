@@ -299,3 +299,33 @@ def test_a_mariadb_standalone_gtid_from_bytes_and_a_rotation_that_keeps_the_tabl
                      query(180, "CREATE TABLE t (a INT)")])
     assert [(t.end, [c.sql for c in t.changes]) for t in got] == [
         (Position("bin.000009", 180, "0-1-7"), ["CREATE TABLE t (a INT)"])]
+
+
+def _one_int_table() -> Source:
+    from applier.core.coltypes import LONG, ColumnCodec
+
+    src = Source()
+    src.tables[42] = (SourceTable("db", "t", 42, ()), (ColumnCodec(LONG),))
+    return src
+
+
+@pytest.mark.parametrize("xa", ["XA START X'7831',X'',1", "xa  commit X'7831',X'',1",
+                                "XA\tROLLBACK X'7831'"])
+def test_an_xa_statement_stops_before_any_transaction_is_handed_over(xa):
+    """MySQL's one-phase XA (GTID, XA START, rows, XA END, XA COMMIT ... ONE PHASE) has no
+    BEGIN and no XID: passed over, it split into [XA START] and rows the next GTID
+    dropped. Any XA statement stops, with nothing of it handed over."""
+    asm = Assembler(_one_int_table())
+    got = []
+    with pytest.raises(ReplicationStopped, match="XA transactions are not supported") as exc:
+        for event in [gtid(100, U1), query(150, xa), _write_rows(200, 1, 7)]:
+            got += asm.feed(event)
+    assert got == [] and exc.value.code == 1837
+
+
+def test_a_gtid_inside_an_open_transaction_stops_rather_than_drop_it():
+    asm = Assembler(_one_int_table())
+    got = feed(asm, [gtid(100, U1), query(150, "BEGIN"), _write_rows(200, 1, 7)])
+    assert got == []
+    with pytest.raises(ReplicationStopped, match="begins a transaction while the one before"):
+        asm.feed(gtid(250, U1[:-1] + "2"))
