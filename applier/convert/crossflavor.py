@@ -19,6 +19,7 @@ applier.convert.decide (_mariadb_fixed, types.as_logged).
 from __future__ import annotations
 
 import ipaddress
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -77,7 +78,7 @@ def fixed_from_text(name: str) -> Converter:
             return None
         text = v.decode() if isinstance(v, bytes | bytearray) else str(v)
         try:
-            return parse(text.strip())
+            return parse(text)
         except ValueError:
             raise ValueNotConvertible(f"{text[:80]!r} is not a value of type '{name}'; "
                                       f"fix the source row or the target column's type"
@@ -86,25 +87,33 @@ def fixed_from_text(name: str) -> Converter:
     return convert
 
 
+# MariaDB 10.11's own parsers (CAST('...' AS UUID / INET4), measured): a UUID is 32 hex
+# digits with runs of hyphens between them (none first or last), no braces, no spaces;
+# an INET4 four groups of 1-3 decimal digits, each at most 255 (leading zeros allowed)
+_UUID = re.compile(r"[0-9A-Fa-f](?:-*[0-9A-Fa-f]){31}")
+_INET4 = re.compile(r"([0-9]{1,3})\.([0-9]{1,3})\.([0-9]{1,3})\.([0-9]{1,3})")
+
+
 def _uuid_bytes(text: str) -> bytes:
-    """MariaDB's UUID input: 32 hex digits, hyphens allowed between them, braces
-    optional (a URN prefix is not: MariaDB refuses it)."""
-    if text.startswith("{") and text.endswith("}"):
-        text = text[1:-1]
-    digits = text.replace("-", "")
-    if len(digits) != 32 or text.startswith("-") or text.endswith("-") or "--" in text:
+    if not _UUID.fullmatch(text):
         raise ValueError(text)
-    return bytes.fromhex(digits)
+    return bytes.fromhex(text.replace("-", ""))
 
 
 def _inet6_bytes(text: str) -> bytes:
-    if "%" in text:  # a zone index: MariaDB's INET6 has none
+    if "%" in text or text != text.strip():  # a zone index, spaces: MariaDB refuses them
         raise ValueError(text)
+    head, dot, _ = text.rpartition(":")
+    if "." in text and dot:  # the IPv4 tail as MariaDB's INET4 reads it
+        text = head + ":" + ".".join(str(b) for b in _inet4_bytes(text[len(head) + 1:]))
     return ipaddress.IPv6Address(text).packed
 
 
 def _inet4_bytes(text: str) -> bytes:
-    return ipaddress.IPv4Address(text).packed
+    m = _INET4.fullmatch(text)
+    if m is None or any(int(g) > 255 for g in m.groups()):
+        raise ValueError(text)
+    return bytes(int(g) for g in m.groups())
 
 
 _PARSERS: dict[str, Callable[[str], bytes]] = {"uuid": _uuid_bytes, "inet6": _inet6_bytes,

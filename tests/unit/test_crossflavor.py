@@ -83,11 +83,12 @@ def test_string_into_uuid_inet_is_lossy(target):
      bytes.fromhex("123e4567e89b12d3a456426614174000")),
     ("uuid", "123E4567E89B12D3A456426614174000",
      bytes.fromhex("123e4567e89b12d3a456426614174000")),
-    ("uuid", "{ffffffff-ffff-ffff-ffff-ffffffffff00}", bytes.fromhex("ff" * 15 + "00")),
+    ("uuid", "ffffffff--ffff-ffff-ffff-ffffffffff00", bytes.fromhex("ff" * 15 + "00")),
     ("inet6", "::ffff:1.2.3.4", bytes(10) + b"\xff\xff\x01\x02\x03\x04"),
     ("inet6", "2001:DB8::1", bytes.fromhex("20010db8" + "00" * 11 + "01")),
     ("inet4", "255.255.255.255", b"\xff\xff\xff\xff"),
-    ("inet4", " 10.1.2.3 ", b"\x0a\x01\x02\x03"),
+    ("inet4", "010.001.002.003", b"\x0a\x01\x02\x03"),  # as MariaDB reads them
+    ("inet6", "::ffff:010.1.2.3", bytes(10) + b"\xff\xff\x0a\x01\x02\x03"),
 ])
 def test_string_into_uuid_inet_writes_the_values_bytes(target, value, stored):
     t = SqlType(target, length=4 if target == "inet4" else 16)
@@ -101,6 +102,13 @@ def test_string_into_uuid_inet_writes_the_values_bytes(target, value, stored):
     ("uuid", "-123e4567e89b12d3a456426614174000"), ("uuid", ""),
     ("inet6", "1.2.3.4"), ("inet6", "fe80::1%eth0"), ("inet6", "1:2:3"),
     ("inet4", "256.1.1.1"), ("inet4", "::1"), ("inet4", "abcd"),
+    # what MariaDB's own CAST refuses (NULL): braces, spaces, a hyphen first or last
+    ("uuid", "{ffffffff-ffff-ffff-ffff-ffffffffff00}"),
+    ("uuid", " 123e4567-e89b-12d3-a456-426614174000"),
+    ("uuid", "123e4567-e89b-12d3-a456-426614174000-"),
+    ("uuid", "123e4567 e89b12d3a456426614174000"),
+    ("inet4", " 10.1.2.3"), ("inet4", "10.1.2.3 "), ("inet4", "1.2.3"), ("inet4", "1.2.3.0004"),
+    ("inet6", " ::1"), ("inet6", "::1 "), ("inet6", "::ffff:1.2.3.256"),
 ])
 def test_a_string_that_is_no_such_value_stops(target, value):
     t = SqlType(target, length=4 if target == "inet4" else 16)
