@@ -136,10 +136,17 @@ def document(value: Any) -> Any:
     text = bytes(value).decode("utf-8", "surrogatepass") \
         if isinstance(value, bytes | bytearray) else str(value)
     try:
-        return json.dumps(json.loads(text), sort_keys=True, separators=(",", ":"),
-                          ensure_ascii=False)
+        return json.dumps(json.loads(text, parse_int=_json_int), sort_keys=True,
+                          separators=(",", ":"), ensure_ascii=False)
     except ValueError:
         return value
+
+
+def _json_int(digits: str) -> int | float:
+    """An integer of a JSON text as MySQL's JSON parser keeps it: a 64-bit integer
+    (signed or unsigned), else a double."""
+    n = int(digits)
+    return n if -(1 << 63) <= n < (1 << 64) else float(n)
 
 
 def is_document(col: ColumnPlan) -> bool:
