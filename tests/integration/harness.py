@@ -15,11 +15,13 @@ from pathlib import Path
 
 import pymysql
 
+from applier.apply.commitgroup import CommitGroup
+from applier.apply.target import connect
 from applier.apply.transaction import ApplyOptions, Totals, TransactionApplier
 from applier.binlog.stream import BinlogSource, source_status
 from applier.config import Config, DaemonConfig, ReplicationConfig, ServerConfig
 from applier.core.conversions import Mode
-from applier.errors import ExitStatus
+from applier.errors import ExitStatus, ReplicationStopped
 from applier.ops.daemon import Daemon
 from applier.replstate.checkpoint import Checkpoint
 from applier.sandbox.servers import Sandbox
@@ -141,6 +143,25 @@ def group_applier(replica: Replica, conn, mode: Mode | None = None) -> Transacti
     checkpoint = Checkpoint(f"{replica.schema}.applier_checkpoint", replica.server_id)
     checkpoint.ensure(conn)
     return TransactionApplier(conn, checkpoint, ApplyOptions(mode or Mode()), Totals())
+
+
+def group_stops(replica: Replica, txns, limits) -> tuple[ReplicationStopped, list]:
+    """Add ``txns`` to one commit group on a connection of their own, expecting a stop:
+    (the stop, the ends of the transactions committed)."""
+    conn = connect(replica.target_cfg, apply_session=True, autocommit=False)
+    committed = []
+    try:
+        group = CommitGroup(group_applier(replica, conn), limits,
+                            lambda txn, rows, lookups: committed.append(txn.end))
+        try:
+            for txn in txns:
+                group.add(txn)
+            group.commit()
+        except ReplicationStopped as exc:
+            return exc, committed
+    finally:
+        conn.close()
+    raise AssertionError("the group did not stop")
 
 
 def toml_config(cfg: Config) -> str:

@@ -14,11 +14,10 @@ import time
 import pymysql
 import pytest
 
-from applier.apply.commitgroup import CommitGroup, GroupLimits
-from applier.apply.target import connect
+from applier.apply.commitgroup import GroupLimits
 from applier.binlog.stream import source_status
-from applier.errors import ExitStatus, ReplicationStopped
-from tests.integration.harness import group_applier, read_all, wait_for
+from applier.errors import ExitStatus
+from tests.integration.harness import group_stops, read_all, wait_for
 from tests.integration.running import Foreground, write_config
 
 pytestmark = pytest.mark.integration
@@ -140,22 +139,11 @@ def test_a_refusal_inside_a_group_commits_everything_before_and_names_its_transa
     replica.src(*[f"INSERT INTO a VALUES ({k}, {k})" for k in range(21, 31)])
     txns = read_all(replica, start)
     assert len(txns) == 31
-    conn = connect(replica.target_cfg, apply_session=True, autocommit=False)
-    committed = []
-    try:
-        applier = group_applier(replica, conn)
-        group = CommitGroup(applier, GroupLimits(**{"transactions": 1000, "rows": 10**6,
-                                                    "seconds": 600.0}),
-                            lambda txn, rows, lookups: committed.append(txn.end))
-        caplog.set_level(logging.INFO, logger="applier.apply.commitgroup")
-        with pytest.raises(ReplicationStopped) as stopped:
-            for txn in txns:
-                group.add(txn)
-            group.commit()
-    finally:
-        conn.close()
-    assert "cannot be converted from type 'int' to type 'tinyint'" in str(stopped.value)
-    assert f"{replica.schema}.b" in str(stopped.value)
+    caplog.set_level(logging.INFO, logger="applier.apply.commitgroup")
+    stopped, committed = group_stops(replica, txns, GroupLimits(
+        **{"transactions": 1000, "rows": 10**6, "seconds": 600.0}))
+    assert "cannot be converted from type 'int' to type 'tinyint'" in str(stopped)
+    assert f"{replica.schema}.b" in str(stopped)
     assert "commit group of 21 transaction(s)" in caplog.text
     assert committed == [t.end for t in txns[:20]]
     assert replica.rows("SELECT COUNT(*), MAX(id) FROM a") == [(20, 20)]

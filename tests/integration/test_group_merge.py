@@ -16,8 +16,8 @@ from applier.apply.commitgroup import MERGE_ROWS, CommitGroup, GroupLimits
 from applier.apply.target import connect
 from applier.binlog.stream import source_status
 from applier.core.conversions import Mode
-from applier.errors import ExitStatus, ReplicationStopped
-from tests.integration.harness import group_applier, read_all
+from applier.errors import ExitStatus
+from tests.integration.harness import group_applier, group_stops, read_all
 
 pytestmark = pytest.mark.integration
 
@@ -169,17 +169,7 @@ def test_a_target_key_stricter_than_the_source_stops_in_its_own_transaction(
                 "DELETE FROM t WHERE id = 1")
     txns = read_all(replica, start)
     assert len(txns) == 3
-    conn = connect(replica.target_cfg, apply_session=True, autocommit=False)
-    committed = []
-    try:
-        group = CommitGroup(group_applier(replica, conn), GroupLimits(1000, 10**6, 600.0),
-                            lambda txn, rows, lookups: committed.append(txn.end))
-        with pytest.raises(ReplicationStopped) as stopped:
-            for txn in txns:
-                group.add(txn)
-            group.commit()
-    finally:
-        conn.close()
-    assert stopped.value.code == 1062
+    stopped, committed = group_stops(replica, txns, GroupLimits(1000, 10**6, 600.0))
+    assert stopped.code == 1062
     assert committed == [txns[0].end]
     assert replica.rows("SELECT id, name FROM t ORDER BY id") == [(1, old)]

@@ -9,6 +9,7 @@ through read_only on MariaDB)."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import re
@@ -265,27 +266,39 @@ def test_refused_when_rev_may_not_write_through_read_only(setup, pair):
     assert _read_only(setup.a) == (0,) and setup.running(setup.fwd) is not None
 
 
-def test_a_timeout_puts_a_back_and_leaves_fwd_running(setup):
-    s = setup
+@contextlib.contextmanager
+def _fwd_cannot_drain(s: Setup):
+    """FWD running with row 1 on B, and A's update of it waiting behind a lock on B for
+    as long as the block runs; A's update reaches B after it."""
     s.start_fwd()
     run_sql(s.a, f"INSERT INTO {s.s}.t VALUES (1, 'one', 1)")
     wait_for("row 1 on B", lambda: s.ids(s.b) == [1])
     lock = pymysql.connect(**s.b.pymysql_kwargs(), autocommit=False)
-    try:  # FWD cannot apply A's update while this lock is held: it cannot drain
+    try:
         with lock.cursor() as cur:
             cur.execute(f"SELECT * FROM {s.s}.t WHERE id = 1 FOR UPDATE")
         run_sql(s.a, f"UPDATE {s.s}.t SET v = 'two' WHERE id = 1")
+        yield
+    finally:
+        lock.rollback()
+        lock.close()
+    wait_for("A's update on B", lambda: run_sql(s.b, f"SELECT v FROM {s.s}.t") == [("two",)])
+
+
+def _undone(s: Setup) -> None:
+    assert _read_only(s.a) == (0,)
+    assert s.running(s.fwd) is not None and s.running(s.rev) is None
+
+
+def test_a_timeout_puts_a_back_and_leaves_fwd_running(setup):
+    s = setup
+    with _fwd_cannot_drain(s):
         run = run_cli("switchover", "--config", str(s.fwd), "--reverse", str(s.rev),
                       "--timeout", "3")
         assert run.returncode == ExitStatus.REPLICATION_STOPPED, run.stdout + run.stderr
         assert "did not apply everything A committed" in run.stderr, run.stderr
         assert "A put back" in run.stdout and "FWD stopped" not in run.stdout, run.stdout
-        assert _read_only(s.a) == (0,)
-        assert s.running(s.fwd) is not None and s.running(s.rev) is None
-    finally:
-        lock.rollback()
-        lock.close()
-    wait_for("A's update on B", lambda: run_sql(s.b, f"SELECT v FROM {s.s}.t") == [("two",)])
+        _undone(s)
     app = dataclasses.replace(s.a, user=APP[0], password=APP[1])  # A writable, as it was
     run_sql(app, f"INSERT INTO {s.s}.t VALUES (2, 'A is writable', 2)")
     wait_for("row 2 on B", lambda: s.ids(s.b) == [1, 2])
@@ -294,14 +307,7 @@ def test_a_timeout_puts_a_back_and_leaves_fwd_running(setup):
 def test_sigterm_during_the_drain_puts_a_back_and_leaves_fwd_running(setup):
     """A `kill` (SIGTERM) of the switchover while FWD drains: undone as on a failure."""
     s = setup
-    s.start_fwd()
-    run_sql(s.a, f"INSERT INTO {s.s}.t VALUES (1, 'one', 1)")
-    wait_for("row 1 on B", lambda: s.ids(s.b) == [1])
-    lock = pymysql.connect(**s.b.pymysql_kwargs(), autocommit=False)
-    try:  # FWD cannot drain while this lock is held
-        with lock.cursor() as cur:
-            cur.execute(f"SELECT * FROM {s.s}.t WHERE id = 1 FOR UPDATE")
-        run_sql(s.a, f"UPDATE {s.s}.t SET v = 'two' WHERE id = 1")
+    with _fwd_cannot_drain(s):
         proc = subprocess.Popen([*APPLIER, "switchover", "--config", str(s.fwd),
                                  "--reverse", str(s.rev), "--timeout", "120"],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -310,12 +316,7 @@ def test_sigterm_during_the_drain_puts_a_back_and_leaves_fwd_running(setup):
         out, err = proc.communicate(timeout=60)
         assert proc.returncode == ExitStatus.REPLICATION_STOPPED, out + err
         assert "interrupted by SIGTERM" in err and "A put back" in out, out + err
-        assert _read_only(s.a) == (0,)
-        assert s.running(s.fwd) is not None and s.running(s.rev) is None
-    finally:
-        lock.rollback()
-        lock.close()
-    wait_for("A's update on B", lambda: run_sql(s.b, f"SELECT v FROM {s.s}.t") == [("two",)])
+        _undone(s)
 
 
 def test_a_privileged_write_during_the_drain(setup, flavor):
