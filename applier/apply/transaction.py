@@ -162,9 +162,10 @@ class TransactionApplier:
         ex.pipeline(1)  # careful: each result read before the next statement goes out
         kept = self.kept if txn.end.gtid else None
         self._gtid, self._consumed = (txn.end.gtid if kept else None), False
-        self._rows_follow = kept is not None and _rows_after_statement(txn)
+        has_statement, self._rows_follow = (_statement_shape(txn) if kept is not None
+                                            else (False, False))
         try:
-            if kept is not None and not _has_statement(txn):
+            if kept is not None and not has_statement:
                 kept.enter(ex, txn.end.gtid)  # rows only: the whole transaction under it
             applied, lookups = self._write(txn)
             self._commit(txn.end, [txn.end.gtid], 1, applied)
@@ -369,20 +370,16 @@ class TransactionApplier:
         return applied
 
 
-def _rows_after_statement(txn: Transaction) -> bool:
-    """A row change follows a statement (not streamed: DDL is never streamed)."""
+def _statement_shape(txn: Transaction) -> tuple[bool, bool]:
+    """(it holds a statement, a row change follows one: CREATE TABLE ... SELECT). A
+    statement (DDL) commits the GTID itself (its implicit commit); a streamed transaction
+    is rows only (DDL is never streamed)."""
     if txn.streamed:
-        return False
+        return False, False
     seen = False
     for c in txn.changes:
         if isinstance(c, Statement):
             seen = True
         elif seen:
-            return True
-    return False
-
-
-def _has_statement(txn: Transaction) -> bool:
-    """A statement (DDL) commits the GTID itself (its implicit commit); a streamed
-    transaction is rows only (DDL is never streamed)."""
-    return not txn.streamed and any(isinstance(c, Statement) for c in txn.changes)
+            return True, True
+    return seen, False

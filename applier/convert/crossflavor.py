@@ -103,9 +103,9 @@ def _uuid_bytes(text: str) -> bytes:
 def _inet6_bytes(text: str) -> bytes:
     if "%" in text or text != text.strip():  # a zone index, spaces: MariaDB refuses them
         raise ValueError(text)
-    head, dot, _ = text.rpartition(":")
-    if "." in text and dot:  # the IPv4 tail as MariaDB's INET4 reads it
-        text = head + ":" + ".".join(str(b) for b in _inet4_bytes(text[len(head) + 1:]))
+    head, colon, tail = text.rpartition(":")
+    if colon and "." in tail:  # the IPv4 tail as MariaDB's INET4 reads it
+        text = head + ":" + ".".join(str(b) for b in _inet4_bytes(tail))
     return ipaddress.IPv6Address(text).packed
 
 
