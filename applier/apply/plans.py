@@ -92,9 +92,6 @@ class TablePlan:
         return self._text(("delete_keys", plan, rows), lambda: sqlbuild.delete_keys_text(
             self.schema, self.table, plan, rows, self.row_in(plan)))
 
-    def select_keys(self, plan: lookup.LookupPlan, rows: int) -> str:
-        return self._text(("select_keys", plan, rows), lambda: sqlbuild.select_keys_text(
-            self.schema, self.table, plan, rows, self.row_in(plan)))
 
     def describe(self, before: frozenset | None = None, rows: int = 2) -> dict[str, Any]:
         """The whole plan for rows with every mapped column in both images (or `before`

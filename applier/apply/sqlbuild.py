@@ -84,13 +84,6 @@ def delete_keys_text(schema: str, table: str, plan, rows: int, row_in: bool = Fa
     return f"DELETE FROM {qualified(schema, table)} WHERE {keys_in(plan, rows, row_in)}"
 
 
-def select_keys_text(schema: str, table: str, plan, rows: int, row_in: bool = False) -> str:
-    """Which of these unique keys exist (to name the missing ones in an error)."""
-    cols = ", ".join(ident(c) for c in plan.columns)
-    return (f"SELECT {cols} FROM {qualified(schema, table)}"
-            f" WHERE {keys_in(plan, rows, row_in)}")
-
-
 def update_join_text(schema: str, table: str, plan, columns: Sequence[str],
                      rows: int) -> str:
     """One UPDATE of `rows` rows of a unique plan: the target joined to a derived table of
@@ -143,11 +136,6 @@ def delete_by_keys(schema: str, table: str, plan, befores: Sequence[dict[str, An
     return (delete_keys_text(schema, table, plan, len(befores), row_in),
             key_args(plan, befores))
 
-
-def select_keys(schema: str, table: str, plan, befores: Sequence[dict[str, Any]],
-                row_in: bool = False) -> tuple[str, list[Any]]:
-    return (select_keys_text(schema, table, plan, len(befores), row_in),
-            key_args(plan, befores))
 
 
 def json_diff_update(schema: str, table: str, plan, before: dict[str, Any],
