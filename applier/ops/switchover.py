@@ -99,14 +99,14 @@ class Switchover:
         f, r = self.fwd, self.rev
         if f.daemon.state_dir == r.daemon.state_dir:
             raise ConfigError("FWD and REV share [daemon] state_dir — give each its own")
-        if service.running_pid(f.daemon.state_dir) is None:
-            raise SwitchoverFailed(f"FWD's applier does not run (state_dir "
-                                   f"{f.daemon.state_dir}) — start it (applier start "
-                                   f"--config {self.fwd_path}) and let it catch up first")
         if r.replication.keep_source_gtids and r.replication.auto_position is False:
             raise ConfigError(f"REV ({self.rev_path}) keeps source GTIDs with auto_position"
                               " = false: the switchover starts it from A's executed GTID "
                               "set — remove auto_position = false from its [replication]")
+        if service.running_pid(f.daemon.state_dir) is None:
+            raise SwitchoverFailed(f"FWD's applier does not run (state_dir "
+                                   f"{f.daemon.state_dir}) — start it (applier start "
+                                   f"--config {self.fwd_path}) and let it catch up first")
         pid = service.running_pid(r.daemon.state_dir)
         if pid is not None:
             raise SwitchoverFailed(f"REV's applier already runs (pid {pid}) — stop it "
