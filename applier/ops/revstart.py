@@ -51,9 +51,9 @@ def ended_message(pid: int, live: dict, rev_path: str) -> str:
     if live.get("pid") == pid and live.get("last_error_code") == BINLOG_READ_ERROR:
         text += (" — B no longer has binlogs REV needs to start there (purged: A lacks "
                  "transactions B wrote before them). Bring A to B's data first (applier "
-                 f"seed --config {rev_path} while A takes no writes, then applier start "
-                 f"--config {rev_path}), or give A the missing transactions and switch "
-                 "over again")
+                 f"seed --config {rev_path} --force truncate while A takes no writes, then"
+                 f" applier start --config {rev_path}), or give A the missing transactions"
+                 " and switch over again")
     else:
         text += f" — see applier status --config {rev_path}"
     return text
