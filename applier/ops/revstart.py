@@ -12,8 +12,13 @@ points into may be purged since):
     so B finds them in its binlog; the switchover's own writes on A after it, REV's
     checkpoint table, are not: MariaDB refuses a start from a GTID B lacks). REV
     auto-positions by that set: B sends what A lacks (B's writes while REV was stopped,
-    e.g. after a dual-master period) and skips what A has, whatever REV's checkpoint
-    said;
+    e.g. after a dual-master period, or while B was the server's replica of A) and skips
+    what A has, never resuming at the old row's file:pos. On MySQL the set also holds
+    what B had executed when REV's channel last stopped (its row's set), or at the
+    switch on a first run: B's history that was never meant for A (`applier seed`'s
+    copy on B, B's own DDL of the upgrade, written under B's GTIDs) is not asked for.
+    MariaDB starts after one GTID per domain in B's binlog, A's last: B's history
+    before it is not sent anyway;
   * without: B's position now, with B's executed set there (B's transactions before
     the switch reached A through FWD, or were A's own).
 
@@ -23,10 +28,23 @@ before that, and the switchover is undone."""
 
 from __future__ import annotations
 
+from applier.core.gtidset import MySQLGtidSet, parse_set
 from applier.core.position import Position
 from applier.replstate.checkpoint import Saved
 
 BINLOG_READ_ERROR = 1236  # the source cannot serve the dump request
+
+
+def kept_start(a_drained: str | None, b_known: str | None) -> str:
+    """REV's start with keep_source_gtids: A's executed set once drained, and on MySQL
+    also ``b_known`` (B's set when REV's channel last stopped, or at the switch)."""
+    a_set = parse_set(a_drained or "")
+    if not isinstance(a_set, MySQLGtidSet) or not b_known:
+        return a_drained or ""
+    b_set = parse_set(b_known)
+    if not isinstance(b_set, MySQLGtidSet):  # another flavour's row: A's alone
+        return str(a_set)
+    return str(a_set.union(b_set))
 
 
 def start_message(channel: str, b_now: Position, executed: str | None, kept: bool,
@@ -34,8 +52,9 @@ def start_message(channel: str, b_now: Position, executed: str | None, kept: boo
     where = f"B's {b_now.log_file}:{b_now.log_pos}"
     if kept:
         text = (f"REV's checkpoint (channel {channel!r}) set at {where} with A's executed "
-                f"GTID set {executed or '(empty)'}: REV starts from that set, B's "
-                "transactions A lacks arrive, those A has are skipped")
+                f"GTID set (MySQL: and B's when REV last stopped, or now) "
+                f"{executed or '(empty)'}: REV starts from that set, B's transactions A "
+                "lacks arrive, those A has are skipped")
     else:
         text = (f"REV's checkpoint (channel {channel!r}) set at {where}"
                 + (f" with B's GTIDs {executed}" if executed else ""))

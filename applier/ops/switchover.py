@@ -10,9 +10,10 @@ transaction:
   3. lower A to read_only = ON only (REV's user writes, the application's do not), set
      REV's checkpoint at B's binlog position now, replacing any row an earlier run left
      (applier.ops.revstart): with keep_source_gtids REV starts from A's own executed GTID
-     set (what B committed while REV was stopped arrives, what A has is skipped), else
-     from B's position; start REV detached as `applier start` does, and wait until B
-     accepted its dump and sends events (a start B cannot serve ends REV: undone);
+     set (what B committed while REV was stopped arrives, what A has is skipped; MySQL:
+     with B's set when REV last stopped), else from B's position; start REV detached
+     as `applier start` does, and wait until B accepted its dump and sends events (a
+     start B cannot serve ends REV: undone);
   4. make B writable if it was read-only, and say to move the application's writes to B.
 
 A timeout or a failure in 2-3 stops REV if it was started, puts A back as it was and
@@ -209,7 +210,11 @@ class Switchover:
         cp = Checkpoint(r.checkpoint_table, r.server_id, r.channel)
         cp.ensure(a)
         saved = cp.load(a)
-        executed = self.end_of_a.gtid if r.keep_source_gtids else b_now.gtid
+        if r.keep_source_gtids:
+            known = saved.gtid_executed if saved and saved.gtid_executed else b_now.gtid
+            executed = revstart.kept_start(self.end_of_a.gtid, known)
+        else:
+            executed = b_now.gtid
         with a.cursor() as cur:
             cp.save(cur, Position(b_now.log_file, b_now.log_pos),
                     saved.transactions_applied if saved else 0,

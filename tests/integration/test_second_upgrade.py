@@ -50,14 +50,18 @@ def pair(flavor, tmp_path_factory):
 
 
 def _first_upgrade(s: Setup) -> float:
-    """FWD A -> B, switchover, a write on B reaching A through REV; then REV stopped and
-    the application back on A (A writable, B read-only). Returns A's read-only time."""
+    """A's existing row 0 copied to B beforehand (as `applier seed` copies it: written on
+    B under B's own GTID, never meant for A); FWD A -> B, switchover, a write on B
+    reaching A through REV; then REV stopped and the application back on A (A writable,
+    B read-only). Returns A's read-only time."""
+    run_sql(s.a, f"INSERT INTO {s.s}.t VALUES (0, 'A before the upgrade', 0)")
+    run_sql(s.b, f"INSERT INTO {s.s}.t (id, v, n) VALUES (0, 'A before the upgrade', 0)")
     s.start_fwd()
     run_sql(s.a, f"INSERT INTO {s.s}.t VALUES (1, 'first upgrade', 1)")
-    wait_for("row 1 on B", lambda: s.ids(s.b) == [1])
+    wait_for("row 1 on B", lambda: s.ids(s.b) == [0, 1])
     _, held = _switch(s.fwd, s.rev)
     run_sql(s.b, f"INSERT INTO {s.s}.t (id, v, n) VALUES (2, 'on B via REV', 2)")
-    wait_for("B's row 2 on A", lambda: s.ids(s.a) == [1, 2])
+    wait_for("B's row 2 on A", lambda: s.ids(s.a) == [0, 1, 2])
     assert run_cli("stop", "--config", str(s.rev)).returncode == 0
     run_sql(s.a, "SET GLOBAL read_only = OFF")
     run_sql(s.b, "SET GLOBAL read_only = ON")
@@ -140,7 +144,7 @@ def test_second_upgrade_after_b_served_as_the_servers_replica(pair, flavor, tmp_
         for n in range(3, 13):
             run_sql(s.a, f"INSERT INTO {s.s}.t VALUES ({n}, 'A, B replicates', {n})")
         wait_for("the server replica to bring A's rows to B",
-                 lambda: _replicated(flavor, s, list(range(1, 13))))
+                 lambda: _replicated(flavor, s, list(range(13))))
         oldest = _purge(s.b)
         assert oldest > stale  # the first upgrade's REV row points into purged binlogs
         _stop_replica(flavor, s.b)
@@ -160,7 +164,7 @@ def test_second_upgrade_after_b_served_as_the_servers_replica(pair, flavor, tmp_
         wait_for("B's writes on A", lambda: run_sql(
             s.a, f"SELECT v FROM {s.s}.t WHERE id IN (3, 100) ORDER BY id") == [
             ("B updated",), ("B after the second",)])
-        assert s.ids(s.a) == s.ids(s.b) == [*range(1, 14), 100]
+        assert s.ids(s.a) == s.ids(s.b) == [*range(14), 100]
         status = json.loads(run_cli("status", "--json", "--config", str(s.rev)).stdout)
         assert status["state"] == "running" and not status["last_error"], status
         assert _read_only(s.a) == (1,) and _read_only(s.b) == (0,)

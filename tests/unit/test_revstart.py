@@ -15,7 +15,7 @@ OLD = Saved(Position("binlog.000001", 4118), 3, 3, "2026-11-26 09:00:00")
 
 def test_kept_gtids_start_from_a_executed_set_and_name_the_replaced_row():
     text = revstart.start_message("default", B_NOW, "0-81-20", True, OLD)
-    assert "with A's executed GTID set 0-81-20" in text
+    assert "with A's executed GTID set" in text and " 0-81-20: REV starts from that set" in text
     assert "replaces the row of an earlier run at binlog.000001:4118" in text
 
 
@@ -53,3 +53,18 @@ def test_switchover_refuses_a_rev_keeping_gtids_without_auto_position(config, tm
                                            "--reverse", str(rev)])
     assert result.exit_code == ExitStatus.USAGE, result.output
     assert "remove auto_position = false" in result.output, result.output
+
+
+A_UUID = "3e11fa47-71ca-11e1-9e33-c80aa9429562"
+B_UUID = "8c1b7a10-e9a9-11f1-9abd-02fc00000001"
+
+
+def test_mysql_start_is_a_executed_set_with_what_b_had_when_rev_stopped():
+    start = revstart.kept_start(f"{A_UUID}:1-40,{B_UUID}:1-8", f"{A_UUID}:1-12,{B_UUID}:1-9")
+    assert start == f"{A_UUID}:1-40,{B_UUID}:1-9"  # B's 10.. (after REV stopped) asked for
+
+
+def test_mariadb_start_is_a_last_gtid_per_domain_alone():
+    assert revstart.kept_start("0-81-20", "0-82-30") == "0-81-20"
+    assert revstart.kept_start(f"{A_UUID}:1-4", None) == f"{A_UUID}:1-4"
+    assert revstart.kept_start(f"{A_UUID}:1-4", "0-82-3") == f"{A_UUID}:1-4"
