@@ -28,7 +28,7 @@ before that, and the switchover is undone."""
 
 from __future__ import annotations
 
-from applier.core.gtidset import MySQLGtidSet, parse_set
+from applier.core.gtidset import MySQLGtidSet, is_mariadb_notation, parse_set
 from applier.core.position import Position
 from applier.replstate.checkpoint import Saved
 
@@ -51,10 +51,11 @@ def start_message(channel: str, b_now: Position, executed: str | None, kept: boo
                   saved: Saved | None) -> str:
     where = f"B's {b_now.log_file}:{b_now.log_pos}"
     if kept:
+        which = ("its last GTID of each domain" if is_mariadb_notation(executed or "")
+                 else "with B's set when REV last stopped, or now")
         text = (f"REV's checkpoint (channel {channel!r}) set at {where} with A's executed "
-                f"GTID set (MySQL: and B's when REV last stopped, or now) "
-                f"{executed or '(empty)'}: REV starts from that set, B's transactions A "
-                "lacks arrive, those A has are skipped")
+                f"GTID set ({which}) {executed or '(empty)'}: REV starts from that set, "
+                "B's transactions A lacks arrive, those A has are skipped")
     else:
         text = (f"REV's checkpoint (channel {channel!r}) set at {where}"
                 + (f" with B's GTIDs {executed}" if executed else ""))

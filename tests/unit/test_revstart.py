@@ -15,7 +15,7 @@ OLD = Saved(Position("binlog.000001", 4118), 3, 3, "2026-11-26 09:00:00")
 
 def test_kept_gtids_start_from_a_executed_set_and_name_the_replaced_row():
     text = revstart.start_message("default", B_NOW, "0-81-20", True, OLD)
-    assert "with A's executed GTID set" in text and " 0-81-20: REV starts from that set" in text
+    assert "(its last GTID of each domain) 0-81-20: REV starts from that set" in text
     assert "replaces the row of an earlier run at binlog.000001:4118" in text
 
 
