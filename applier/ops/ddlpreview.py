@@ -11,6 +11,12 @@ too. The session runs with ``sql_log_bin = 0``: nothing reaches the binlog, so n
 this applier, a reverse applier nor a server replica ever sees the scratch copy (a server
 with its binlog on refuses the preview without the privilege to set it).
 
+With names that change (rewrite_db, [[tables]]: applier.core.renames) the statement names
+its own side's table (``--side target``: the target's name); the report pairs the source
+table with its target table, and a planned RENAME COLUMN/CHANGE that leaves a source
+column without its target column is reported as a likely rename (exit 3) until the
+configuration maps it (applier.convert.likelyrename).
+
 A planned change on the source is what the daemon sees in the binlog: with
 ``[replication] ddl = "apply"`` it runs the same statement on the target, unless the DDL
 policy stops (a column the replica defines differently would be redefined:
@@ -162,19 +168,25 @@ def preview_ddl(cfg: Config, sql: str, side: str) -> dict:
         conn = source if side == "source" else target
         planned = read_alter(sql, Dialect(mariadb=flavor_of(conn) == "mariadb"))
         name = f"{planned.schema}.{planned.table}"
-        if (not table_filter(r.do_tables, r.ignore_tables)(planned.schema, planned.table)
+        # the source's table and its target table (rewrite_db, [[tables]]): a planned
+        # statement names its own side's table
+        sname = ((planned.schema, planned.table) if side == "source"
+                 else cfg.names.source_of(planned.schema, planned.table))
+        tname = cfg.names.target_of(*sname)
+        if (not table_filter(r.do_tables, r.ignore_tables)(*sname)
                 or r.checkpoint_table.lower() == name.lower()):
             raise PlannedDdlError(f"--ddl: {name} is not a replicated table (the filters "
                                   "do_tables/ignore_tables leave it out) — name a table this "
                                   "configuration replicates")
-        src_def = read_table(source, planned.schema, planned.table)
-        tgt_def = read_table(target, planned.schema, planned.table)
+        src_def = read_table(source, *sname)
+        tgt_def = read_table(target, *tname)
         if (src_def if side == "source" else tgt_def) is None:
             raise PlannedDdlError(f"--ddl: {name} does not exist on the {side} — name a "
                                   "table this configuration replicates")
         if src_def is None:
             raise PlannedDdlError(f"--ddl: {name} does not exist on the source, so it is "
                                   "not replicated — name a table the source has")
+        on_target = replace(planned, schema=tname[0], table=tname[1])
         image = settings["binlog_row_image"]
         before = check_pair(cfg, src_def, tgt_def, target, image)
         notes: list[str] = []
@@ -184,9 +196,9 @@ def preview_ddl(cfg: Config, sql: str, side: str) -> dict:
         else:
             src_after = altered(source, "source", planned)
             if r.ddl == "apply" and tgt_def is not None:
-                stop = _policy_stop(cfg, target, src_def, planned)
+                stop = _policy_stop(cfg, target, src_def, on_target)
                 if stop is None:
-                    tgt_after = altered(target, "target", planned)
+                    tgt_after = altered(target, "target", on_target)
                     notes.append('ddl = "apply": the daemon runs the statement on the '
                                  "target too (its copy was altered as well)")
             else:
