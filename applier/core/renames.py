@@ -80,7 +80,8 @@ class Renames:
             if entry.target == (schema, table):
                 return src
         for sdb, tdb in self.rewrite_db.items():
-            if tdb == schema and (sdb, table) not in self.tables:
+            entry = self.tables.get((sdb, table))
+            if tdb == schema and (entry is None or entry.target is None):
                 return (sdb, table)
         return (schema, table)
 
