@@ -15,7 +15,8 @@ from applier.config import load_config
 from applier.core.renames import Renames, TableNames
 from applier.errors import ExitStatus
 from applier.ops.daemon import Daemon
-from tests.integration.running import run_cli, write_config
+from tests.integration.harness import wait_for
+from tests.integration.running import Foreground, run_cli, write_config
 
 pytestmark = pytest.mark.integration
 
@@ -132,3 +133,40 @@ def test_a_planned_rename_is_flagged_on_either_side(replica, tmp_path):
     assert cols["email"] == "email_address"
     run = check_ddl("source", ddl="apply")  # the daemon renames the target's too
     assert run.returncode == ExitStatus.OK, run.stdout + run.stderr
+
+
+def test_a_rename_while_the_daemon_runs_stops_it_with_nothing_lost(replica, tmp_path):
+    _tables(replica)
+    path = write_config(replica, tmp_path / "applier.toml")
+    ids = iter(range(1, 10 ** 6))
+
+    def write() -> int:
+        i = next(ids)
+        replica.src(f"INSERT INTO t VALUES ({i}, 'e{i}@x', {i})")
+        return i
+
+    with Foreground(path) as daemon:
+        daemon.wait_running()
+        first = write()
+        wait_for("the first row", lambda: replica.rows(f"SELECT id FROM t WHERE id = {first}"))
+        replica.tgt("ALTER TABLE t RENAME COLUMN email TO email_address")
+
+        def stopped():
+            if daemon.proc.poll() is not None:
+                return True
+            write()
+            return False
+
+        wait_for("the daemon to stop", stopped)
+        assert daemon.wait_exit() == ExitStatus.REPLICATION_STOPPED, daemon.stderr
+    status = daemon.status()
+    assert status["state"] == "error" and status["last_error_code"] == 1677
+    assert "likely renamed column" in status["last_error"]
+    assert "Traceback" not in daemon.stderr
+    # every row it applied carries its email; the rest waits for the mapping
+    assert replica.rows("SELECT COUNT(*) FROM t WHERE email_address IS NULL") == [(0,)]
+    path = write_config(replica, tmp_path / "applier.toml", names=_names(replica, **MAPPED))
+    status, error = _catch_up(path)
+    assert status == ExitStatus.OK, error
+    assert replica.rows("SELECT id, email_address, n FROM t ORDER BY id") == \
+        replica.src_rows("SELECT id, email, n FROM t ORDER BY id")
