@@ -85,7 +85,8 @@ def _tables(tokens: list[Token], schema: str, new_schema: str, acted: set[Name],
                                   f"{quote(new[0])}.{quote(new[1])}"))
                 i += 3
                 continue
-        if tok.kind == WORD and tok.text.upper() in _BEFORE_TABLE or \
+        if (tok.kind == WORD and tok.text.upper() in _BEFORE_TABLE
+                and not _names_a_column(tokens, i)) or \
                 (lists and tok.kind == PUNCT and tok.text == ","):
             j = i + 1
             while j < n and tokens[j].is_word(*_SKIP):
@@ -100,6 +101,12 @@ def _tables(tokens: list[Token], schema: str, new_schema: str, acted: set[Name],
                 i = j + 1
                 continue
         i += 1
+
+
+def _names_a_column(tokens: list[Token], i: int) -> bool:
+    """``RENAME COLUMN a TO b`` / ``RENAME INDEX a TO b``: the word after TO is no table."""
+    return i >= 2 and tokens[i].is_word("TO", "AS") and \
+        tokens[i - 2].is_word("COLUMN", "INDEX", "KEY")
 
 
 def _columns(tokens: list[Token], entry, present: set[str], edits: list) -> None:

@@ -183,6 +183,25 @@ def check_pair(cfg: Config, src_def: TableDef, target_def: TableDef | None, targ
     return rep
 
 
+def unused_names(cfg: Config, sdefs: dict[tuple[str, str], TableDef]) -> list[str]:
+    """[[tables]] entries naming no replicated source table, or source columns it lacks
+    (a typo, or a column renamed on the source since): they map nothing."""
+    out = []
+    for name, entry in cfg.names.tables.items():
+        where = f'[[tables]] source = "{name[0]}.{name[1]}"'
+        found = sdefs.get(name)
+        if found is None:
+            out.append(f"{where}: no such replicated source table — check the name (and"
+                       " do_tables/ignore_tables): the entry maps nothing")
+            continue
+        have = {c.name.lower() for c in found.columns}
+        gone = [c for c in (*entry.columns, *sorted(entry.drop_columns)) if c not in have]
+        if gone:
+            out.append(f"{where}: the source table has no column {', '.join(gone)} — "
+                       "remove it from columns/drop_columns (or fix its name)")
+    return out
+
+
 def source_settings(cfg: Config) -> dict:
     """The source's version, flavour and binlog settings (strings, as the server says)."""
     found = read_settings(cfg.source)
@@ -210,13 +229,15 @@ def run_check(cfg: Config) -> dict:
             problems += [f"keep_source_gtids: {p}" for p in kept_requirements(target)]
         reports = []
         skip = tuple(r.checkpoint_table.split(".", 1))
+        sdefs = {}
         for schema, table in list_tables(source, accept):
             if (schema, table) == skip:
                 continue
-            src_def = read_table(source, schema, table)
+            src_def = sdefs[(schema, table)] = read_table(source, schema, table)
             tgt_def = read_table(target, *cfg.names.target_of(schema, table))
             reports.append(check_pair(cfg, src_def, tgt_def, target,
                                       settings["binlog_row_image"]))
+        warnings += unused_names(cfg, sdefs)
     finally:
         source.close()
         target.close()

@@ -221,6 +221,8 @@ def _target(sql: str, schema: str = "shop", present=frozenset({"mail", "id"})):
      " DROP COLUMN email, ADD x INT AFTER email", "shop",
      ("ALTER TABLE `shop_v2`.`orders_2026` CHANGE `mail` e2 VARCHAR(9), MODIFY COLUMN"
       " `mail` INT, DROP COLUMN `mail`, ADD x INT AFTER `mail`", "shop_v2")),
+    ("ALTER TABLE orders RENAME COLUMN id TO orders", "shop",
+     ("ALTER TABLE `shop_v2`.`orders_2026` RENAME COLUMN id TO orders", "shop_v2")),
     ("CREATE DATABASE shop", "",
      ("CREATE DATABASE `shop_v2`", "")),
     ("ALTER TABLE other.orders ADD COLUMN note INT", "shop",
@@ -241,3 +243,16 @@ def test_nothing_renamed_leaves_the_statement_alone():
     sql = "ALTER TABLE orders ADD COLUMN note INT"
     info = classify_statement(sql, "shop", D)
     assert in_target_names(sql, "shop", info, Renames(), D) == (sql, "shop")
+
+
+def test_check_warns_of_entries_that_map_nothing():
+    from applier.ops.check import unused_names
+
+    c = parse_config(MINIMAL + '[[tables]]\nsource = "db.t"\ncolumns = { emial = "e" }\n'
+                     'drop_columns = ["old"]\n[[tables]]\nsource = "db.typo"\n')
+    t = TableDef("db", "t", (Column(0, "id", INT), Column(1, "email", TEXT)))
+    assert unused_names(c, {("db", "t"): t}) == [
+        '[[tables]] source = "db.t": the source table has no column emial, old — remove it'
+        " from columns/drop_columns (or fix its name)",
+        '[[tables]] source = "db.typo": no such replicated source table — check the name'
+        " (and do_tables/ignore_tables): the entry maps nothing"]
