@@ -122,6 +122,8 @@ def _build(data: dict, base_dir: Path | None, environ: Mapping[str, str],
         errors.append(f"[target] port: the target is the source ({source.host}:{source.port})"
                       f" — point [target] at the replica server")
     entries = tablenames.table_entries(data[TABLES], errors) if TABLES in data else {}
+    if values["replication"].get("column_mapping") == "position":
+        errors += tablenames.by_position(entries)
     names = tablenames.renames(values["replication"].get("rewrite_db", ()), entries)
     if errors:
         raise ConfigError("\n".join(errors))

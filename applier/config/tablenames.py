@@ -133,5 +133,13 @@ def table_entries(raw: Any, errors: list[str]) -> dict[tuple[str, str], TableNam
     return out
 
 
+def by_position(entries: dict[tuple[str, str], TableNames]) -> list[str]:
+    """``columns`` pairs columns by name: meaningless with column_mapping = "position"."""
+    return [f'[[tables]] source = "{s}.{t}" columns: columns are renamed by name, and'
+            ' [replication] column_mapping = "position" pairs them by position — set'
+            ' column_mapping = "name", or remove columns'
+            for (s, t), e in entries.items() if e.columns]
+
+
 def renames(rewrite: tuple[tuple[str, str], ...], entries: dict) -> Renames:
     return Renames(dict(rewrite), entries)

@@ -84,6 +84,16 @@ def test_bad_entries_name_the_key_and_the_fix(text, wanted):
     assert all(" — " in line for line in lines), lines
 
 
+def test_renamed_columns_need_mapping_by_name():
+    assert errors('[replication]\ncolumn_mapping = "position"\n[[tables]]\nsource = "a.b"\n'
+                  'columns = { x = "y" }\n') == [
+        '[[tables]] source = "a.b" columns: columns are renamed by name, and [replication]'
+        ' column_mapping = "position" pairs them by position — set column_mapping = "name",'
+        " or remove columns"]
+    parse_config(MINIMAL + '[replication]\ncolumn_mapping = "position"\n[[tables]]\n'
+                 'source = "a.b"\ntarget = "c.d"\ndrop_columns = ["x"]\n')
+
+
 def test_tables_must_be_an_array_of_tables():
     with pytest.raises(ConfigError) as info:
         parse_config("tables = 3\n" + MINIMAL)
