@@ -30,6 +30,7 @@ import os
 import secrets
 from dataclasses import replace
 
+from applier.apply import ddlnames
 from applier.apply.ddlpolicy import DdlPolicy
 from applier.apply.schema import read_table
 from applier.apply.target import connect, flavor_of
@@ -142,10 +143,31 @@ def altered(conn, server: str, planned: PlannedAlter) -> TableDef:
         return scratch.read(planned)
 
 
-def _policy_stop(cfg: Config, target, src_def: TableDef, planned: PlannedAlter) -> str | None:
+def _on_target(cfg: Config, planned: PlannedAlter, source: TableDef,
+               target: TableDef | None, dialect: Dialect) -> PlannedAlter:
+    """A planned source statement as the daemon would run it on the target: in the
+    target's names (applier.apply.ddlnames: its table, its renamed columns)."""
+    sql = planned.sql
+    if cfg.names:
+        info = classify_statement(sql, "", dialect)
+        have = {c.name.lower() for c in target.columns} if target is not None else set()
+        sql, _ = ddlnames.in_target_names(sql, "", info, cfg.names, dialect,
+                                          lambda name: have)
+    tname = cfg.names.target_of(source.schema, source.table)
+    return replace(read_alter(sql, dialect), schema=tname[0], table=tname[1])
+
+
+def _policy_stop(cfg: Config, target, src_def: TableDef, planned: PlannedAlter,
+                 tgt_def: TableDef) -> str | None:
     """The DDL policy's stop for a source statement the daemon would replay, or None."""
     src = as_source_table(src_def)
-    known = {(planned.schema, planned.table): {c.name.lower(): c for c in src.columns}}
+    entry = cfg.names.table(src_def.schema, src_def.table)
+
+    def named(c) -> str:  # the target's name of a source column, as the daemon tells it
+        new = entry.target_column(c.name)
+        return new if new and tgt_def.column(new) is not None else c.name
+
+    known = {(planned.schema, planned.table): {named(c).lower(): c for c in src.columns}}
     policy = DdlPolicy(target, Mode.parse(cfg.replication.type_conversions), known)
     dialect = Dialect(mariadb=flavor_of(target) == "mariadb")
     info = classify_statement(planned.sql, "", dialect)
@@ -186,7 +208,6 @@ def preview_ddl(cfg: Config, sql: str, side: str) -> dict:
         if src_def is None:
             raise PlannedDdlError(f"--ddl: {name} does not exist on the source, so it is "
                                   "not replicated — name a table the source has")
-        on_target = replace(planned, schema=tname[0], table=tname[1])
         image = settings["binlog_row_image"]
         before = check_pair(cfg, src_def, tgt_def, target, image)
         notes: list[str] = []
@@ -196,7 +217,9 @@ def preview_ddl(cfg: Config, sql: str, side: str) -> dict:
         else:
             src_after = altered(source, "source", planned)
             if r.ddl == "apply" and tgt_def is not None:
-                stop = _policy_stop(cfg, target, src_def, on_target)
+                on_target = _on_target(cfg, planned, src_def, tgt_def,
+                                       Dialect(mariadb=flavor_of(target) == "mariadb"))
+                stop = _policy_stop(cfg, target, src_def, on_target, tgt_def)
                 if stop is None:
                     tgt_after = altered(target, "target", on_target)
                     notes.append('ddl = "apply": the daemon runs the statement on the '

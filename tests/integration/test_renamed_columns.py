@@ -170,3 +170,24 @@ def test_a_rename_while_the_daemon_runs_stops_it_with_nothing_lost(replica, tmp_
     assert status == ExitStatus.OK, error
     assert replica.rows("SELECT id, email_address, n FROM t ORDER BY id") == \
         replica.src_rows("SELECT id, email, n FROM t ORDER BY id")
+
+
+def test_a_planned_source_change_of_a_mapped_column_is_followed_on_its_target_name(
+        replica, tmp_path):
+    _tables(replica)
+    replica.tgt("ALTER TABLE t RENAME COLUMN email TO mail")
+    s = replica.schema
+    names = _names(replica, t={"columns": {"email": "mail"}})
+    path = write_config(replica, tmp_path / "applier.toml", names=names, ddl="apply")
+    for sql, wanted in ((f"ALTER TABLE {s}.t RENAME COLUMN email TO email_address",
+                         ("email_address", "email_address", "varchar(40)")),
+                        (f"ALTER TABLE {s}.t MODIFY email VARCHAR(60)",
+                         ("email", "mail", "varchar(60)"))):
+        run = run_cli("check", "--json", "--config", str(path), "--ddl", sql,
+                      "--side", "source")
+        assert run.returncode == ExitStatus.OK, (sql, run.stdout, run.stderr)
+        after = json.loads(run.stdout)["after"]
+        cols = {c["source_column"]: (c["target_column"], c["target_type"])
+                for c in after["columns"]}
+        assert cols[wanted[0]] == wanted[1:], (sql, cols)
+        assert after["likely_renames"] == [] and after["missing_on_target"] == []
