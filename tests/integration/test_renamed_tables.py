@@ -93,6 +93,15 @@ def test_rows_lookups_and_ddl_go_to_the_new_names(blue_green, tmp_path):
     assert f"{s}.orders -> {v2}.orders_2026: ok" in run.stdout
     assert f"{s}.a -> {v2}.a: ok" in run.stdout
     assert "email                varchar(40)            -> email_address" in run.stdout
+    # a planned rename on the target names the target's table; it is paired with its source
+    run = run_cli("check", "--json", "--config", str(path), "--side", "target", "--ddl",
+                  f"ALTER TABLE `{v2}`.orders_2026 RENAME COLUMN email_address TO mail")
+    assert run.returncode == ExitStatus.REPLICATION_STOPPED, run.stdout + run.stderr
+    result = json.loads(run.stdout)
+    assert result["before"]["table"] == f"{s}.orders" and result["before"]["ok"]
+    assert result["after"]["target_table"] == f"{v2}.orders_2026"
+    assert result["after"]["likely_renames"][0]["config"] == \
+        f'[[tables]] source = "{s}.orders"  columns = {{ email = "mail" }}'
 
 
 @pytest.mark.spark
