@@ -6,17 +6,21 @@ until the configuration says what the column is: mapped (``[[tables]] columns``)
 dropped on purpose (``drop_columns``). Pure.
 
 "Compatible type": the two columns are in the same type group (integer, decimal, string,
-binary, temporal...: applier.core.types) and the conversion decision from the source
-column to the target column is not refused under the configured ``type_conversions``
-(applier.convert.decide.classify), i.e. the rows would apply if the columns were paired.
-A missing column with several such candidates names the nearest by position first.
+binary, temporal...: applier.core.types) and a conversion between them exists
+(applier.convert.decide.natural_class is not impossible), whether or not the configured
+``type_conversions`` allows it: a rename that also widens the column (``CHANGE email
+email_address VARCHAR(60)`` under ``type_conversions = ""``) must not pass as a column
+dropped either. Once mapped, a conversion the mode does not allow is refused by name as
+any other (exit 3), so nothing is lost either way; the message says which
+``type_conversions`` it needs. A missing column with several such candidates names the
+nearest by position first.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from applier.convert.decide import Decision, classify
+from applier.convert.decide import Decision, natural_class, refusal_reason
 from applier.convert.mapping import TableMapping
 from applier.core.conversions import Mode
 from applier.core.types import Column
@@ -27,11 +31,12 @@ class LikelyRename:
     source: Column  # missing on the target
     target: Column  # extra on the target, of a compatible type
     others: tuple[str, ...] = ()  # further candidates' names
+    needs: str = ""  # why type_conversions would refuse the pair once mapped ('' if not)
 
 
 def compatible(source: Column, target: Column, mode: Mode) -> bool:
     return (source.type.group == target.type.group
-            and classify(source.type, target.type, mode) is not Decision.REFUSED)
+            and natural_class(source.type, target.type, mode) is not Decision.REFUSED)
 
 
 def likely_renames(mapping: TableMapping, mode: Mode) -> tuple[LikelyRename, ...]:
@@ -45,7 +50,8 @@ def likely_renames(mapping: TableMapping, mode: Mode) -> tuple[LikelyRename, ...
             continue
         cands.sort(key=lambda t: abs(t.index - scol.index))
         used.add(id(cands[0]))
-        found.append(LikelyRename(scol, cands[0], tuple(c.name for c in cands[1:])))
+        found.append(LikelyRename(scol, cands[0], tuple(c.name for c in cands[1:]),
+                                  refusal_reason(scol.type, cands[0].type, mode)))
     return tuple(found)
 
 
@@ -66,6 +72,7 @@ def describe(source: str, target: str, renames: tuple[LikelyRename, ...]) -> str
         f"{target} while target column {r.target.name} ({r.target.type.sql()}) gets only "
         f"its default"
         + (f" (other candidates: {', '.join(r.others)})" if r.others else "")
+        + (f" (mapped, {r.needs})" if r.needs else "")
         for r in renames)
     drops = ", ".join(f'"{r.source.name}"' for r in renames)
     return (f"likely renamed column(s) in table '{source}': {pairs} — its values would be "

@@ -126,6 +126,12 @@ def test_a_planned_rename_is_flagged_on_either_side(replica, tmp_path):
         assert after["likely_renames"][0]["source_column"] == \
             ("email" if side == "target" else "email_address")
         assert "likely renamed column" in after["problem"]
+    path = write_config(replica, tmp_path / "applier.toml")
+    run = run_cli("check", "--config", str(path), "--side", "target", "--ddl",
+                  f"ALTER TABLE {s}.t CHANGE email email_address VARCHAR(60)")
+    assert run.returncode == ExitStatus.REPLICATION_STOPPED, run.stdout + run.stderr
+    assert "likely rename: email -> email_address" in run.stdout
+    assert "would stop replicating" in run.stdout
     run = check_ddl("target", names=_names(replica, **MAPPED))
     assert run.returncode == ExitStatus.OK, run.stdout + run.stderr
     cols = {c["source_column"]: c["target_column"]

@@ -172,15 +172,21 @@ def test_a_missing_column_beside_a_compatible_extra_one_is_a_likely_rename():
         '[[tables]] source = "db.t"  columns = { email = "email_address" }'
 
 
-def test_compatible_means_same_group_and_allowed_by_type_conversions():
+def test_compatible_means_same_group_and_a_conversion_that_exists():
     src, tgt = _tables([("id", INT), ("a", INT), ("d", DATE)],
                        [("id", INT), ("b", BIG), ("e", TEXT)])
     m = build_mapping(src, tgt, Mode(), names=NO_NAMES)
-    assert likely_renames(m, Mode()) == ()  # int -> bigint refused without ALL_NON_LOSSY
+    # int -> bigint: refused without ALL_NON_LOSSY, but a rename all the same (its
+    # message says what it needs); date -> varchar: another group, never a rename
+    (r,) = likely_renames(m, Mode())
+    assert (r.source.name, r.target.name) == ("a", "b")
+    assert r.needs == "a non-lossy conversion needs ALL_NON_LOSSY in type_conversions"
     lossless = Mode.parse("ALL_NON_LOSSY")
-    m = build_mapping(src, tgt, lossless, names=NO_NAMES)
-    assert [(r.source.name, r.target.name) for r in likely_renames(m, lossless)] == \
-        [("a", "b")]  # date -> varchar: another group, never a rename
+    (r,) = likely_renames(build_mapping(src, tgt, lossless), lossless)
+    assert (r.target.name, r.needs) == ("b", "")
+    json_col = SqlType("json")
+    src, tgt = _tables([("id", INT), ("j", json_col)], [("id", INT), ("k", INT)])
+    assert likely_renames(build_mapping(src, tgt, Mode()), Mode()) == ()
 
 
 def test_nearest_candidate_first_and_the_others_named():
