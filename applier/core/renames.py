@@ -34,6 +34,10 @@ class TableNames:
     columns: Mapping[str, str] = field(default_factory=dict)  # lower source -> target name
     drop_columns: frozenset[str] = frozenset()  # lower-case source column names
 
+    def __hash__(self) -> int:  # a frozen Config stays hashable
+        return hash((self.source, self.target, tuple(sorted(self.columns.items())),
+                     self.drop_columns))
+
     def target_column(self, source_column: str) -> str | None:
         """The configured target name of a source column, or None (its own name)."""
         return self.columns.get(source_column.lower())
@@ -49,6 +53,9 @@ NO_NAMES = TableNames(("", ""))
 class Renames:
     rewrite_db: Mapping[str, str] = field(default_factory=dict)  # source db -> target db
     tables: Mapping[Name, TableNames] = field(default_factory=dict)  # by source name
+
+    def __hash__(self) -> int:  # a frozen Config stays hashable
+        return hash((tuple(sorted(self.rewrite_db.items())), tuple(sorted(self.tables.items()))))
 
     def __bool__(self) -> bool:
         return bool(self.rewrite_db or self.tables)

@@ -55,6 +55,15 @@ def test_the_contract_keys_parse():
     assert not parse_config(MINIMAL).names
 
 
+
+def test_a_config_with_names_stays_hashable_and_comparable():
+    text = (MINIMAL + '[replication]\nrewrite_db = ["a->b"]\n[[tables]]\nsource = "a.t"\n'
+            'columns = { x = "y" }\ndrop_columns = ["z"]\n')
+    one, two = parse_config(text), parse_config(text)
+    assert one == two and hash(one) == hash(two)
+    assert one != parse_config(text.replace('"y"', '"w"'))
+
+
 @pytest.mark.parametrize("text, wanted", [
     ('[replication]\nrewrite_db = ["shop"]\n',
      '[replication] rewrite_db: expected a list of "source_db->target_db" strings, got'
