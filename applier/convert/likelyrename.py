@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from applier.convert.decide import Decision, natural_class, refusal_reason
-from applier.convert.mapping import TableMapping
+from applier.convert.mapping import TableMapping, is_generated
 from applier.core.conversions import Mode
 from applier.core.types import Column
 
@@ -44,8 +44,8 @@ def likely_renames(mapping: TableMapping, mode: Mode) -> tuple[LikelyRename, ...
     found: list[LikelyRename] = []
     used: set[int] = set()
     for scol in mapping.missing_on_target:
-        cands = [t for t in mapping.extra_target
-                 if id(t) not in used and compatible(scol, t, mode)]
+        cands = [t for t in mapping.extra_target  # a generated column takes no values
+                 if id(t) not in used and not is_generated(t) and compatible(scol, t, mode)]
         if not cands or scol.name is None:
             continue
         cands.sort(key=lambda t: abs(t.index - scol.index))

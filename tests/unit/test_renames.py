@@ -198,6 +198,13 @@ def test_compatible_means_same_group_and_a_conversion_that_exists():
     assert likely_renames(build_mapping(src, tgt, Mode()), Mode()) == ()
 
 
+def test_a_generated_target_column_is_no_candidate():
+    src = SourceTable("db", "t", 1, (Column(0, "id", INT), Column(1, "x", TEXT)))
+    tgt = TableDef("db", "t", (Column(0, "id", INT),
+                               Column(1, "g", TEXT, extra="VIRTUAL GENERATED")))
+    assert likely_renames(build_mapping(src, tgt, Mode()), Mode()) == ()
+
+
 def test_nearest_candidate_first_and_the_others_named():
     src, tgt = _tables([("id", INT), ("x", TEXT), ("n", INT)],
                        [("id", INT), ("n", INT), ("far", TEXT), ("near", TEXT)])
