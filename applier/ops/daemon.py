@@ -133,7 +133,8 @@ class Daemon:
                                                 r.checkpoint_table),
                                accept_db=database_filter(r.do_tables, r.ignore_tables),
                                source=config.source,
-                               keep_source_gtids=r.keep_source_gtids)
+                               keep_source_gtids=r.keep_source_gtids,
+                               names=config.names)
 
     # -- signals ------------------------------------------------------------------------
     def _on_signal(self, signum, frame) -> None:
