@@ -61,6 +61,9 @@ DDL_ALREADY = frozenset({1007, 1008, 1050, 1051, 1060, 1061, 1091, NO_SUCH_TABLE
 DDL_PARTIAL = frozenset({1060, 1061, 1091})
 STALE_DEFINITION = frozenset({UNKNOWN_COLUMN, NO_SUCH_TABLE})
 NO_PRIVILEGE = frozenset({ACCESS_DENIED_DB, ACCESS_DENIED, SPECIFIC_ACCESS_DENIED})
+# what the source's user needs to replicate (MariaDB reads REPLICATION CLIENT as its
+# BINLOG MONITOR); a refusal of these is no outage: no wait will grant them
+SOURCE_GRANT = "GRANT REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO {user}"
 
 HINTS = {
     NO_SUCH_TABLE: "the table does not exist on the target — create it there (its "

@@ -22,6 +22,7 @@ from applier.server_codes import (
     OUTAGE,
     PACKET_TOO_LARGE,
     READ_ONLY,
+    SPECIFIC_ACCESS_DENIED,
     TRANSIENT,
     error_code,
 )
@@ -113,6 +114,12 @@ def session_error(exc: BaseException, phase: str) -> BaseException:
         return TransientError(f"{phase}: {exc}")
     if error_code(exc) in READ_ONLY:
         return ReadOnlyTarget.from_server(exc, phase)
+    if error_code(exc) == SPECIFIC_ACCESS_DENIED:  # no wait will grant it
+        return ReplicationStopped(
+            f"{phase}: {exc.args[-1]}, Error_code: 1227 — grant that privilege to the user"
+            " of the server the applier was reading or writing, then start again (README,"
+            " Grants)",
+            code=SPECIFIC_ACCESS_DENIED)
     return exc
 
 

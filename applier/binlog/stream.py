@@ -59,7 +59,12 @@ from applier.core import types
 from applier.core.position import Position
 from applier.errors import ConnectError, ConnectRefused, ReplicationStopped, TransientError
 from applier.replstate import source as source_state
-from applier.server_codes import BINLOG_READ_ERROR, CONNECT
+from applier.server_codes import (
+    BINLOG_READ_ERROR,
+    CONNECT,
+    SOURCE_GRANT,
+    SPECIFIC_ACCESS_DENIED,
+)
 
 log = logging.getLogger(__name__)
 
@@ -332,6 +337,8 @@ class BinlogSource:
             code = exc.args[0] if exc.args else 0
             if code == BINLOG_READ_ERROR:
                 raise ReplicationStopped(f"source binlog error: {exc.args[1]}", 1236) from exc
+            if code == SPECIFIC_ACCESS_DENIED:
+                raise no_replication_grant(self.cfg, exc) from None
             if code in CONNECT and not self._received:
                 failure = connect_failure(exc, self.cfg, "source")
                 if isinstance(failure, ConnectRefused):
@@ -344,6 +351,16 @@ class BinlogSource:
 
     def table(self, table_id: int):
         return self.tables.get(table_id)
+
+
+def no_replication_grant(cfg: ServerConfig, exc: BaseException) -> ReplicationStopped:
+    """The source refused its user a replication privilege: a stop with the grant to run
+    (a wait would never cure it)."""
+    user = f"'{cfg.user}'@'%'"
+    return ReplicationStopped(
+        f"[source] {cfg.user}@{cfg.host}:{cfg.port} may not replicate: {exc.args[-1]} — on"
+        f" the source run {SOURCE_GRANT.format(user=user)} (with the user's own host),"
+        " then start again", SPECIFIC_ACCESS_DENIED)
 
 
 def library_rows(cfg: ServerConfig, server_id: int, start: Position, schema: str,

@@ -29,7 +29,7 @@ from applier.apply.lookup import LOOKUP_KINDS
 from applier.apply.target import connect, error_code, session_error
 from applier.apply.transaction import ApplyOptions, Totals, TransactionApplier
 from applier.binlog.events import Transaction
-from applier.binlog.stream import BinlogSource
+from applier.binlog.stream import BinlogSource, no_replication_grant
 from applier.config import Config
 from applier.core.conversions import Mode
 from applier.core.filters import database_filter, excluding, table_filter
@@ -46,11 +46,16 @@ from applier.ops.metrics import Metrics
 from applier.ops.outage import Outage
 from applier.ops.statusfile import StatusFile
 from applier.replstate.checkpoint import Checkpoint
+from applier.server_codes import SPECIFIC_ACCESS_DENIED
 
 log = logging.getLogger(__name__)
 
 
 APPLYING = "applying the transaction after the checkpoint"  # a phase (outage messages)
+OPENING_SOURCE = "opening the source binlog"
+READING_START = "reading the start position on the source"
+READING_SOURCE = "reading the source binlog"
+SOURCE_PHASES = (OPENING_SOURCE, READING_START, READING_SOURCE)  # the source's user acts
 HEARTBEAT = 30.0  # seconds between source heartbeats when idle (MySQL: slave_net_timeout/2)
 
 
@@ -240,6 +245,8 @@ class Daemon:
             phase = self._phase
             if phase is APPLYING:
                 phase = f"{phase} {self.live.position}"
+            if error_code(exc) == SPECIFIC_ACCESS_DENIED and self._phase in SOURCE_PHASES:
+                raise no_replication_grant(self.cfg.source, exc) from None
             new = session_error(exc, phase)
             if isinstance(new, readonly.ReadOnlyTarget):
                 raise readonly.explain(target, self._target_name(), new) from exc
@@ -271,7 +278,7 @@ class Daemon:
             if applier.kept is not None:
                 self._phase = "checking the target for keep_source_gtids"
                 applier.kept.check(target)
-            self._phase = "opening the source binlog"
+            self._phase = OPENING_SOURCE
             self.live.source_streaming = False
             source = BinlogSource(self.cfg.source, server_id=self.cfg.replication.server_id,
                                   start=start, blocking=not self.until_caught_up,
@@ -293,7 +300,7 @@ class Daemon:
         self.checkpoint.ensure(target)
         saved = self.checkpoint.load(target)
         if saved is None:  # the first start: record where it starts, now
-            self._phase = "reading the start position on the source"
+            self._phase = READING_START
             saved = self.checkpoint.record_start(target, *starting_position(
                 self.cfg.source, self.cfg.replication.start))
         return saved
@@ -335,7 +342,7 @@ class Daemon:
                 if group:
                     continue
                 self.live.applying_since = None
-                self._phase = "reading the source binlog"
+                self._phase = READING_SOURCE
                 if self._stopping:
                     raise StopRequested()
         finally:
