@@ -47,10 +47,13 @@ def native(flavor, servers, tmp_path_factory):
             replica.close()
 
 
+def _replay(seed: int, flavor: str) -> str:
+    return (f"APPLIER_DIFF_SEED={seed} APPLIER_DIFF_CASES=1 APPLIER_TEST_FLAVORS={flavor}"
+            " .venv/bin/python -m pytest -q tests/integration/test_differential.py")
+
+
 def _report(case, verdict, ours, native, errors) -> str:
-    replay = (f"APPLIER_DIFF_SEED={case.seed} APPLIER_DIFF_CASES=1 APPLIER_TEST_FLAVORS="
-              f"{case.flavor} .venv/bin/python -m pytest -q tests/integration/"
-              "test_differential.py")
+    replay = _replay(case.seed, case.flavor)
     lines = [f"case seed {case.seed} on {case.flavor}: differing columns "
              f"{sorted(verdict.columns) or '-'}, outcome differs: {verdict.outcome_differs}",
              f"  replay: {replay}", case.describe(),
@@ -71,7 +74,11 @@ def test_differential_against_the_servers_replica(flavor, servers, native, tmp_p
     began = time.monotonic()
     for seed in range(first, first + count):
         case = make_case(seed, flavor)
-        verdict, ours, theirs, errors = runner.run(case)
+        try:
+            verdict, ours, theirs, errors = runner.run(case)
+        except Exception as exc:  # noqa: BLE001 - any error of a case names its seed
+            raise AssertionError(f"case seed {seed} on {flavor} raised {exc!r}; replay: "
+                                 f"{_replay(seed, flavor)}\n{case.describe()}") from exc
         outcomes["both stopped" if ours.error and theirs.error else
                  "both caught up" if not ours.error and not theirs.error else "one stopped"] += 1
         if verdict.unexplained:
