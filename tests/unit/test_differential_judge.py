@@ -61,3 +61,12 @@ def test_our_refusal_is_explained_only_when_it_names_a_deliberate_column():
     assert judge(NAMES, {"c0": "enum_set_by_name"}, {"enum_set_by_name"}, ours,
                  native).classes == {"enum_set_by_name"}
     assert judge(NAMES, {"c1": "signedness"}, {"signedness"}, ours, native).unexplained
+
+
+def test_a_duplicate_is_explained_only_by_a_deliberate_key_column():
+    ours = Outcome(1062, "Could not execute Write_rows event: Duplicate entry '0'", [])
+    native = Outcome(0, "", [(1, 65532, 2), (2, 65523, 3)])
+    deliberate = {"c0": "signedness"}
+    assert judge(NAMES, deliberate, {"signedness"}, ours, native, {"c0"}).classes == {
+        "signedness"}
+    assert judge(NAMES, deliberate, {"signedness"}, ours, native, {"c1"}).unexplained

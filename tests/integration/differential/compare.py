@@ -58,18 +58,24 @@ def differing_columns(names: list[str], ours: list[tuple], native: list[tuple]) 
 
 # the stops a deliberate difference can cause on one side: a conversion refused (ours by
 # member names or charsets where the server takes the same storage as the same type), a
-# value the target column cannot hold (the server's bit copy, our transcoding)
+# value the target column cannot hold (the server's bit copy, our transcoding); and where
+# such a column is in a key, a duplicate (-4 and -13 both kept as 0 in a SMALLINT
+# UNSIGNED key, which the server's bit copy stores as 65532 and 65523)
 DELIBERATE_STOPS = {1677, 1366, 1264}
+DELIBERATE_KEY_STOPS = DELIBERATE_STOPS | {1062}
 _REFUSED_COLUMN = re.compile(r"^Column \d+ \((?P<name>[^)]*)\) of table ")
 
 
-def _stops_explained(deliberate: dict[str, str], ours: Outcome, native: Outcome) -> bool:
+def _stops_explained(deliberate: dict[str, str], key_columns: set[str], ours: Outcome,
+                     native: Outcome) -> bool:
     """Whether the stops of a case whose outcomes differ come from its deliberate
-    columns: each stop is one of DELIBERATE_STOPS, and our refusal names such a column."""
+    columns: each stop is one of DELIBERATE_STOPS (DELIBERATE_KEY_STOPS when such a
+    column is in a key), and our refusal names such a column."""
     if not deliberate:
         return False
+    allowed = DELIBERATE_KEY_STOPS if key_columns & set(deliberate) else DELIBERATE_STOPS
     for outcome in (ours, native):
-        if outcome.error and outcome.error not in DELIBERATE_STOPS:
+        if outcome.error and outcome.error not in allowed:
             return False
     if ours.error == 1677:
         refused = _REFUSED_COLUMN.match(ours.message)
@@ -82,9 +88,10 @@ def _projected(rows: list[tuple], keep: list[int]) -> Counter:
 
 
 def judge(names: list[str], deliberate: dict[str, str], case_classes: set[str],
-          ours: Outcome, native: Outcome) -> Verdict:
+          ours: Outcome, native: Outcome, key_columns: set[str] = frozenset()) -> Verdict:
     """names: the compared columns (in the SELECT's order); deliberate: column -> class of
-    the columns made different on purpose; case_classes: every class in the case.
+    the columns made different on purpose; case_classes: every class in the case;
+    key_columns: the columns of the table's key.
 
     Rows that differ are explained when they agree on every other column (values of a
     deliberate column may differ, or be moved between rows, as by ENUM index)."""
@@ -98,7 +105,7 @@ def judge(names: list[str], deliberate: dict[str, str], case_classes: set[str],
     if "name_mapping" in case_classes:
         verdict.classes = {"name_mapping"}
     elif outcome_differs:
-        if _stops_explained(deliberate, ours, native):
+        if _stops_explained(deliberate, set(key_columns), ours, native):
             verdict.classes = set(deliberate.values())
     elif deliberate and _projected(ours.rows, keep) == _projected(native.rows, keep):
         verdict.classes = set(deliberate.values())

@@ -103,5 +103,6 @@ class CaseRunner:
             for server in replicas:
                 _execute(server, (drop,))
         deliberate = {c.name: c.deliberate for c in case.columns if c.deliberate}
-        verdict = judge(names, deliberate, case.deliberate, our_outcome, native_outcome)
+        verdict = judge(names, deliberate, case.deliberate, our_outcome, native_outcome,
+                        set(case.key_columns))
         return verdict, our_outcome, native_outcome, errors
