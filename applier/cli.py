@@ -32,6 +32,7 @@ def _load(path: str) -> Config:
 
 
 @click.group(cls=CommandGroup)
+@click.version_option(package_name="rowapplier", prog_name="applier")
 @click.option("--debug", is_flag=True, help="Log SQL and show tracebacks.")
 @click.pass_context
 def main(ctx: click.Context, debug: bool) -> None:
@@ -115,6 +116,8 @@ def status(ctx, config_path: str, as_json: bool) -> None:
     cfg = _load(config_path)
     result = collect_status(cfg)
     click.echo(json.dumps(result, indent=2, default=str) if as_json else format_status(result))
+    if result.get("target_error"):  # shown with the last known state, then 4
+        sys.exit(int(ExitStatus.CANNOT_CONNECT))
 
 
 @main.command()

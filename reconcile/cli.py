@@ -72,6 +72,7 @@ def summary(result, status: ReconcileStatus) -> str:
 
 
 @click.group(cls=ReconcileGroup)
+@click.version_option(package_name="rowapplier", prog_name="reconcile")
 @click.option("-v", "--verbose", count=True, help="-v: INFO, -vv: DEBUG (SQL). Never "
               "shows passwords.")
 @click.option("--debug", is_flag=True, help="Show the traceback of an error.")

@@ -11,7 +11,7 @@ from typing import Any
 
 from applier.apply import lookup, sqlbuild
 from applier.convert.mapping import TableMapping
-from applier.core.types import STRING
+from applier.core.types import INTEGER, STRING
 from applier.mysqljson import jsondiffsql
 from applier.mysqljson.jsondiff import has_diff
 
@@ -81,13 +81,17 @@ class TablePlan:
         return self._text(("delete", plan), lambda: sqlbuild.delete_text(
             self.schema, self.table, plan))
 
+    def row_in(self, plan: lookup.LookupPlan) -> bool:
+        """A set-based lookup may compare the plan's key with IN (sqlbuild.keys_in): a
+        one-column key (IN compares constants in the column's type, as `=` does), or
+        integer columns only (a row constructor compares other types otherwise)."""
+        return len(plan.columns) == 1 or all(
+            self.target.column(c).type.group == INTEGER for c in plan.columns)
+
     def delete_keys(self, plan: lookup.LookupPlan, rows: int) -> str:
         return self._text(("delete_keys", plan, rows), lambda: sqlbuild.delete_keys_text(
-            self.schema, self.table, plan, rows))
+            self.schema, self.table, plan, rows, self.row_in(plan)))
 
-    def select_keys(self, plan: lookup.LookupPlan, rows: int) -> str:
-        return self._text(("select_keys", plan, rows), lambda: sqlbuild.select_keys_text(
-            self.schema, self.table, plan, rows))
 
     def describe(self, before: frozenset | None = None, rows: int = 2) -> dict[str, Any]:
         """The whole plan for rows with every mapped column in both images (or `before`

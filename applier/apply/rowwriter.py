@@ -226,23 +226,27 @@ class RowWriter:
                 self._delete_batch(tp, plans[0], befores[i:i + BATCH_ROWS], txn)
             return len(befores)
         for plan, before in zip(plans, befores, strict=True):
-            args = sqlbuild.where_args(plan, before)
-            if self._exec(tp.delete(plan), args, txn) == 0:
-                self._missing(tp.target, plan, before, txn, "Delete_rows")
+            self._delete_one(tp, plan, before, txn)
         return len(befores)
 
+    def _delete_one(self, tp, plan, before, txn) -> None:
+        if self._exec(tp.delete(plan), sqlbuild.where_args(plan, before), txn) == 0:
+            self._missing(tp.target, plan, before, txn, "Delete_rows")
+
     def _delete_batch(self, tp, plan, batch, txn) -> None:
+        """One DELETE for the batch; on fewer rows deleted than sent, undone and done row
+        by row, naming the missing row (STRICT stops there, IDEMPOTENT deletes the rest)."""
+        if len(batch) == 1:
+            self._delete_one(tp, plan, batch[0], txn)
+            return
         query = self.executor.literal(tp.delete_keys(plan, len(batch)),
                                       sqlbuild.key_args(plan, batch))
+        self.executor.savepoint(_BATCH)
 
         def deleted(count: int) -> None:
-            if count != len(batch):
-                self._missing_keys(tp, plan, batch, txn)
+            if count == len(batch):
+                return
+            self.executor.rollback_to(_BATCH)
+            for before in batch:
+                self._delete_one(tp, plan, before, txn)
         self._send(query, txn, deleted)
-
-    def _missing_keys(self, tp, plan, batch, txn) -> None:
-        self._exec(tp.select_keys(plan, len(batch)), sqlbuild.key_args(plan, batch), txn)
-        found = {tuple(r) for r in self.executor.fetchall()}
-        for image in batch:
-            if tuple(image[c] for c in plan.columns) not in found:
-                self._missing(tp.target, plan, image, txn, "Delete_rows")

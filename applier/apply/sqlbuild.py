@@ -61,26 +61,27 @@ def delete_text(schema: str, table: str, plan) -> str:
     return sql if plan.unique else sql + " LIMIT 1"
 
 
-def keys_in(plan, rows: int) -> str:
-    """`k IN (%s, ..)` or `(k1, k2) IN ((%s, %s), ..)` for `rows` keys of a unique plan."""
+def keys_in(plan, rows: int, row_in: bool = False) -> str:
+    """The condition finding `rows` rows of a unique plan, its arguments the keys' values
+    row after row (`key_args`). `row_in`: `k IN (%s, ..)` or `(k1, k2) IN ((%s, %s), ..)`,
+    only for keys whose comparison IN does not change (integer columns); else each row's
+    own `where_text`, ORed, so the statement finds exactly the rows one-row statements
+    find (MySQL compares an ENUM/SET column inside a row constructor by its index as a
+    string; MariaDB a latin1 or ucs2 column inside one in the literal's character set)."""
     if not plan.unique:
-        raise ValueError("batched deletes need a primary or NOT NULL unique key")
+        raise ValueError("set-based lookups need a primary or NOT NULL unique key")
     cols = plan.columns
+    if not row_in:
+        return " OR ".join([f"({where_text(plan)})"] * rows)
     if len(cols) == 1:
         return f"{ident(cols[0])} IN (" + ", ".join(["%s"] * rows) + ")"
     one = "(" + ", ".join(["%s"] * len(cols)) + ")"
     return "(" + ", ".join(ident(c) for c in cols) + ") IN (" + ", ".join([one] * rows) + ")"
 
 
-def delete_keys_text(schema: str, table: str, plan, rows: int) -> str:
-    """One DELETE for `rows` rows of a unique plan: WHERE (k1, k2) IN ((..), (..))."""
-    return f"DELETE FROM {qualified(schema, table)} WHERE {keys_in(plan, rows)}"
-
-
-def select_keys_text(schema: str, table: str, plan, rows: int) -> str:
-    """Which of these unique keys exist (to name the missing ones in an error)."""
-    cols = ", ".join(ident(c) for c in plan.columns)
-    return f"SELECT {cols} FROM {qualified(schema, table)} WHERE {keys_in(plan, rows)}"
+def delete_keys_text(schema: str, table: str, plan, rows: int, row_in: bool = False) -> str:
+    """One DELETE for `rows` rows of a unique plan (`keys_in`)."""
+    return f"DELETE FROM {qualified(schema, table)} WHERE {keys_in(plan, rows, row_in)}"
 
 
 def update_join_text(schema: str, table: str, plan, columns: Sequence[str],
@@ -130,14 +131,11 @@ def key_args(plan, befores: Sequence[dict[str, Any]]) -> list[Any]:
     return [image[c] for image in befores for c in cols]
 
 
-def delete_by_keys(schema: str, table: str, plan,
-                   befores: Sequence[dict[str, Any]]) -> tuple[str, list[Any]]:
-    return delete_keys_text(schema, table, plan, len(befores)), key_args(plan, befores)
+def delete_by_keys(schema: str, table: str, plan, befores: Sequence[dict[str, Any]],
+                   row_in: bool = False) -> tuple[str, list[Any]]:
+    return (delete_keys_text(schema, table, plan, len(befores), row_in),
+            key_args(plan, befores))
 
-
-def select_keys(schema: str, table: str, plan,
-                befores: Sequence[dict[str, Any]]) -> tuple[str, list[Any]]:
-    return select_keys_text(schema, table, plan, len(befores)), key_args(plan, befores)
 
 
 def json_diff_update(schema: str, table: str, plan, before: dict[str, Any],

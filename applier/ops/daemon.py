@@ -66,6 +66,7 @@ class LiveState:
     applying_since: int | None = None  # the source timestamp of the transaction in progress
     last_error_code: int = 0
     last_error: str = ""
+    last_error_time: str | None = None  # when it stopped, local time (as performance_schema)
     last_error_position: str = ""
     totals: Totals = field(default_factory=Totals)
 
@@ -88,6 +89,7 @@ class LiveState:
             "seconds_behind_source": self.lag(),
             "last_error_code": self.last_error_code,
             "last_error": self.last_error,
+            "last_error_time": self.last_error_time,
             "last_error_position": self.last_error_position,
             "transactions_applied": self.totals.transactions,
             "rows_applied": self.totals.rows,
@@ -188,6 +190,7 @@ class Daemon:
     def _stopped_on(self, exc: ApplierError) -> ExitStatus:
         self.live.last_error_code = exc.code
         self.live.last_error = str(exc)
+        self.live.last_error_time = time.strftime("%Y-%m-%d %H:%M:%S")
         self.live.last_error_position = str(self.live.position or "")
         self.metrics.error(exc.code)
         log.error("replication stopped: %s", exc)

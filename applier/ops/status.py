@@ -12,10 +12,11 @@ from applier.ops import service
 from applier.ops.statusfile import FLUSH_EVERY
 from applier.replstate.checkpoint import Checkpoint, Saved
 
-FIELDS = ("state", "channel", "source_log_file", "source_log_pos", "gtid_executed", "last_gtid",
-          "seconds_behind_source", "last_error_code", "last_error", "last_error_position",
-          "transactions_applied", "rows_applied", "transactions_skipped", "lookups", "pid",
-          "checkpoint_updated_at")
+FIELDS = ("state", "source_host", "source_port", "channel", "source_log_file", "source_log_pos",
+          "gtid_executed", "last_gtid", "seconds_behind_source", "last_error_code",
+          "last_error", "last_error_time", "last_error_position", "transactions_applied",
+          "rows_applied", "transactions_skipped", "lookups", "pid", "checkpoint_updated_at",
+          "config")
 
 
 def collect_status(cfg: Config) -> dict:
@@ -24,6 +25,8 @@ def collect_status(cfg: Config) -> dict:
     live = _live(cfg.daemon.state_dir, pid, saved)
     result = {k: live.get(k) for k in FIELDS}
     result["channel"] = cfg.replication.channel
+    result.update(source_host=cfg.source.host, source_port=cfg.source.port,
+                  config=str(cfg.path) if cfg.path else None)
     # the live file holds the last transaction's GTID; the set comes from the checkpoint
     result["last_gtid"], result["gtid_executed"] = live.get("last_gtid"), None
     if pid is None:

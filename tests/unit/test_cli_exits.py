@@ -62,7 +62,8 @@ def test_status_of_a_daemon_that_died_without_a_word_says_so(config, tmp_path):
     state.mkdir()
     service.write_status(state, {"state": "running", "pid": 999999, "last_error_code": 0})
     result = CliRunner().invoke(cli.main, ["status", "--json", "--config", str(config)])
-    assert result.exit_code == 0, result.output
+    # (this config's target is on a closed port: the live state is shown, and exit 4)
+    assert result.exit_code == ExitStatus.CANNOT_CONNECT, result.output
     status = json.loads(result.output)
     assert status["state"] == "stopped" and "without recording why" in status["note"]
 
@@ -140,3 +141,13 @@ def test_reconcile_usage_error_is_exit_2(config):
     result = CliRunner().invoke(reconcile_cli.main, ["run", "--config", str(config),
                                                      "--tables", "nodot"])
     assert result.exit_code == ReconcileStatus.ERROR and "Traceback" not in result.output
+
+
+def test_both_commands_say_their_version():
+    from importlib.metadata import version
+
+    __version__ = version("rowapplier")  # pyproject.toml's
+    for command, name in ((cli.main, "applier"), (reconcile_cli.main, "reconcile")):
+        result = CliRunner().invoke(command, ["--version"])
+        assert result.exit_code == 0, result.output
+        assert result.output.strip() == f"{name}, version {__version__}"

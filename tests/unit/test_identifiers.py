@@ -31,7 +31,7 @@ def test_every_statement_keeps_its_identifiers(name):
         sqlbuild.update(name, name, scan, image, image),
         sqlbuild.delete(name, name, scan, image),
         sqlbuild.delete_by_keys(name, name, plan, [image, image]),
-        sqlbuild.select_keys(name, name, plan, [image]),
+        sqlbuild.delete_by_keys(name, name, plan, [image, image], row_in=True),
     ]
     for sql, args in built:
         sent = _formatted(sql, args)

@@ -82,14 +82,27 @@ def test_multi_row_insert_and_upsert():
         "INSERT INTO `db`.`t` (`a`) VALUES (%s) ON DUPLICATE KEY UPDATE `a` = VALUES(`a`)")
 
 
-def test_batched_delete_by_single_and_composite_key():
+def test_batched_delete_by_single_and_composite_integer_key():
     single = lookup.LookupPlan("primary_key", "PRIMARY", ("a",))
-    assert sqlbuild.delete_by_keys("db", "t", single, [{"a": 1}, {"a": 2}]) == (
+    assert sqlbuild.delete_by_keys("db", "t", single, [{"a": 1}, {"a": 2}], row_in=True) == (
         "DELETE FROM `db`.`t` WHERE `a` IN (%s, %s)", [1, 2])
     comp = lookup.LookupPlan("primary_key", "PRIMARY", ("a", "b"))
-    sql, args = sqlbuild.delete_by_keys("db", "t", comp, [{"a": 1, "b": 2}, {"a": 3, "b": 4}])
+    sql, args = sqlbuild.delete_by_keys("db", "t", comp, [{"a": 1, "b": 2}, {"a": 3, "b": 4}],
+                                        row_in=True)
     assert sql == "DELETE FROM `db`.`t` WHERE (`a`, `b`) IN ((%s, %s), (%s, %s))"
     assert args == [1, 2, 3, 4]
+
+
+def test_batched_delete_by_other_keys_ors_the_one_row_condition():
+    """Not a row constructor: MySQL compares an ENUM/SET inside one by its index as a
+    string; each row's own condition finds what a one-row DELETE finds."""
+    comp = lookup.LookupPlan("primary_key", "PRIMARY", ("k", "n"))
+    sql, args = sqlbuild.delete_by_keys("db", "t", comp, [{"k": 3, "n": 0}, {"k": 0, "n": 1}])
+    assert sql == ("DELETE FROM `db`.`t` WHERE (`k` = %s AND `n` = %s)"
+                   " OR (`k` = %s AND `n` = %s)")
+    assert args == [3, 0, 0, 1]
+    one_row, _ = sqlbuild.delete("db", "t", comp, {"k": 3, "n": 0})
+    assert one_row == "DELETE FROM `db`.`t` WHERE `k` = %s AND `n` = %s"
     with pytest.raises(ValueError):
         sqlbuild.delete_by_keys("db", "t", lookup.LookupPlan("index", "k", ("a",)), [{"a": 1}])
 

@@ -130,3 +130,12 @@ def test_keyless_json_column_from_text_is_compared_as_a_document():
     same = pair([], source_names=("n", "doc"))
     assert same.describe()["delete"] == ("DELETE FROM `db`.`t` WHERE `n` <=> %s AND"
                                          " `doc` <=> %s LIMIT 1")
+
+
+def test_text_keys_delete_in_sets_by_each_rows_condition():
+    plan = pair([Index("PRIMARY", ("name", "id"), True)])
+    assert plan.describe()["delete_keys"] == (
+        "DELETE FROM `db`.`t` WHERE (`name` = %s AND `id` = %s) OR (`name` = %s AND `id` = %s)")
+    one_column = pair([Index("PRIMARY", ("name",), True)])
+    assert one_column.describe()["delete_keys"] == (
+        "DELETE FROM `db`.`t` WHERE `name` IN (%s, %s)")

@@ -132,13 +132,14 @@ def test_statement_templates_arguments_and_order():
     ]
     ops = [s[0] for s in ex.sent]
     # careful (depth 1): every statement sent ahead, its result read before the next
-    assert ops == ["pipeline", "send", "savepoint", "send", "send", "send", "send", "commit"]
+    assert ops == ["pipeline", "send", "savepoint", "send", "send", "savepoint", "send", "send",
+                   "commit"]
     assert ex.sent[1][1] == "INSERT INTO `db`.`t` (`id`, `v`) VALUES (1, 'a'), (2, 'b')"
     assert ex.sent[2] == ("savepoint", "applier_batch")
     assert ex.sent[4] == ("send", "UPDATE `db`.`t` SET `id` = 3, `v` = 'e' WHERE `id` = 2")
     template, args = ex.bound[-1]  # the checkpoint's own arguments, bound by the session
     assert template.startswith("INSERT INTO `applier`.`checkpoint`")
-    assert ex.sent[6][1].startswith("INSERT INTO `applier`.`checkpoint`")
+    assert ex.sent[7][1].startswith("INSERT INTO `applier`.`checkpoint`")
     assert args[:4] == ["default", 9, "bin.000001", 400]
     assert args[-2:] == [1, 7]  # transactions and rows applied, this one included
     assert a.lookups == {"primary_key": 5}

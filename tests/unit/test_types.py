@@ -229,3 +229,22 @@ def test_vector_is_its_own_type_identical_only_to_the_same_dimensions():
                   target_type(_row("blob", "blob"))):
         assert classify(src, other, every) is Decision.REFUSED
     assert metadata_of(SimpleNamespace(type=242, dimensions=5)) == (242, 5)
+
+
+def test_mariadb_uca1400_collation_ids():
+    """MariaDB 10.10+'s UCA 14.0 collations (ids from MariaDB 10.11's information_schema):
+    their values decode as text, not bytes."""
+    from applier.core import charsets
+
+    expect = {2048: ("utf8mb3", "utf8mb3_uca1400_ai_ci"),
+              2306: ("utf8mb4", "utf8mb4_uca1400_as_ci"),
+              2311: ("utf8mb4", "utf8mb4_uca1400_nopad_as_cs"),
+              2316: ("utf8mb4", "utf8mb4_uca1400_icelandic_nopad_ai_ci"),
+              2496: ("utf8mb4", "utf8mb4_uca1400_croatian_ai_ci"),
+              2560: ("ucs2", "ucs2_uca1400_ai_ci"),
+              3271: ("utf32", "utf32_uca1400_croatian_nopad_as_cs")}
+    for cid, (charset, name) in expect.items():
+        coll = charsets.by_id(cid)
+        assert (coll.charset, coll.name) == (charset, name)
+        assert charsets.by_name(name).id == cid
+    assert charsets.by_id(2472) is None  # unused by MariaDB 10.11
