@@ -19,6 +19,7 @@ from collections import Counter
 import pytest
 
 from tests.integration.differential.cases import make_case
+from tests.integration.differential.compare import CLASSES
 from tests.integration.differential.native import NativeReplica, native_replica_server
 from tests.integration.differential.runner import CaseRunner
 
@@ -91,4 +92,6 @@ def test_differential_against_the_servers_replica(flavor, servers, native, tmp_p
                f"{time.monotonic() - began:.0f}s; outcomes {dict(outcomes)}; classified "
                f"{dict(classified)}; unexplained {len(failures)}")
     print(summary)
+    for name in sorted(classified):
+        print(f"  {name}: {CLASSES[name]}")
     assert not failures, summary + "\n\n" + "\n\n".join(failures)

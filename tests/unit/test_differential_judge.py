@@ -3,7 +3,7 @@ servers: a case is the same for the same seed, and only the README's deliberate
 differences are explained."""
 
 from tests.integration.differential.cases import make_case
-from tests.integration.differential.compare import Outcome, judge
+from tests.integration.differential.compare import CLASSES, Outcome, judge
 
 NAMES = ["h", "c0", "c1"]
 
@@ -21,6 +21,7 @@ def test_cases_cover_every_key_shape_and_column_kind():
     assert {"ENUM", "SET", "BIT", "YEAR", "DECIMAL", "FLOAT", "DOUBLE", "VARCHAR", "CHAR",
             "BINARY", "VARBINARY", "TEXT", "BLOB", "TIME", "DATETIME", "TIMESTAMP"} <= kinds
     assert any(c.type_conversions for c in cases)
+    assert {name for c in cases for name in c.deliberate} == set(CLASSES)
     assert any(not t.commit for c in cases for t in c.transactions)
 
 
