@@ -19,7 +19,7 @@ from collections import Counter
 import pytest
 
 from tests.integration.differential.cases import make_case
-from tests.integration.differential.compare import CLASSES
+from tests.integration.differential.compare import CLASSES, SERVER_STOPPED, SERVER_STOPPED_MEANS
 from tests.integration.differential.native import NativeReplica, native_replica_server
 from tests.integration.differential.runner import CaseRunner
 
@@ -86,12 +86,14 @@ def test_differential_against_the_servers_replica(flavor, servers, native, tmp_p
             failures.append(_report(case, verdict, ours, theirs, errors))
         elif not verdict.agree:
             classified.update(verdict.classes)
-            log.info("classified %s:\n%s", sorted(verdict.classes),
-                     _report(case, verdict, ours, theirs, errors))
+            report = _report(case, verdict, ours, theirs, errors)
+            if SERVER_STOPPED in verdict.classes:  # shown in the output: a server's issue
+                print(f"{SERVER_STOPPED}: {report}")
+            log.info("classified %s:\n%s", sorted(verdict.classes), report)
     summary = (f"{flavor}: {count} cases (seeds {first}..{first + count - 1}) in "
                f"{time.monotonic() - began:.0f}s; outcomes {dict(outcomes)}; classified "
                f"{dict(classified)}; unexplained {len(failures)}")
     print(summary)
     for name in sorted(classified):
-        print(f"  {name}: {CLASSES[name]}")
+        print(f"  {name}: {CLASSES.get(name, SERVER_STOPPED_MEANS)}")
     assert not failures, summary + "\n\n" + "\n\n".join(failures)

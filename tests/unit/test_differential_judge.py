@@ -3,7 +3,7 @@ servers: a case is the same for the same seed, and only the README's deliberate
 differences are explained."""
 
 from tests.integration.differential.cases import make_case
-from tests.integration.differential.compare import CLASSES, Outcome, judge
+from tests.integration.differential.compare import CLASSES, SERVER_STOPPED, Outcome, judge
 
 NAMES = ["h", "c0", "c1"]
 
@@ -71,3 +71,12 @@ def test_a_duplicate_is_explained_only_by_a_deliberate_key_column():
     assert judge(NAMES, deliberate, {"signedness"}, ours, native, {"c0"}).classes == {
         "signedness"}
     assert judge(NAMES, deliberate, {"signedness"}, ours, native, {"c1"}).unexplained
+
+
+def test_a_stop_of_the_servers_replica_is_its_own_only_when_ours_equals_the_source():
+    source = [(1, "a", 2)]
+    native = Outcome(1032, "Could not execute Update_rows event ... Error_code: 1032", [])
+    assert judge(NAMES, {}, set(), Outcome(0, "", source), native,
+                 source_rows=source).classes == {SERVER_STOPPED}
+    assert judge(NAMES, {}, set(), Outcome(0, "", []), native, source_rows=source).unexplained
+    assert judge(NAMES, {}, set(), Outcome(0, "", source), native).unexplained

@@ -20,6 +20,10 @@ CLASSES = {
     "enum_set_by_name": "ENUM/SET with other member lists: the servers go by index, we "
                         "decide and convert by member name",
 }
+# not ours: the server's replica stopped, ours applied every event and equals the source
+SERVER_STOPPED = "server_replica_stopped"
+SERVER_STOPPED_MEANS = ("the server's replica stopped; ours caught up with the source's "
+                        "rows exactly (every target type the source's)")
 
 
 @dataclass
@@ -88,10 +92,12 @@ def _projected(rows: list[tuple], keep: list[int]) -> Counter:
 
 
 def judge(names: list[str], deliberate: dict[str, str], case_classes: set[str],
-          ours: Outcome, native: Outcome, key_columns: set[str] = frozenset()) -> Verdict:
+          ours: Outcome, native: Outcome, key_columns: set[str] = frozenset(),
+          source_rows: list[tuple] | None = None) -> Verdict:
     """names: the compared columns (in the SELECT's order); deliberate: column -> class of
     the columns made different on purpose; case_classes: every class in the case;
-    key_columns: the columns of the table's key.
+    key_columns: the columns of the table's key; source_rows: the source's rows when
+    every target type is the source's (then the source is the truth both must reach).
 
     Rows that differ are explained when they agree on every other column (values of a
     deliberate column may differ, or be moved between rows, as by ENUM index)."""
@@ -104,6 +110,9 @@ def judge(names: list[str], deliberate: dict[str, str], case_classes: set[str],
     keep = [i for i, name in enumerate(names) if name not in deliberate]
     if "name_mapping" in case_classes:
         verdict.classes = {"name_mapping"}
+    elif (source_rows is not None and native.error and not ours.error
+          and Counter(map(repr, ours.rows)) == Counter(map(repr, source_rows))):
+        verdict.classes = {SERVER_STOPPED}
     elif outcome_differs:
         if _stops_explained(deliberate, set(key_columns), ours, native):
             verdict.classes = set(deliberate.values())

@@ -98,11 +98,13 @@ class CaseRunner:
             our_outcome = Outcome(ours_error, ours.last_error, _rows(self.target, schema, names))
             native_outcome = Outcome(native_error, native_message,
                                      _rows(self.native.server, schema, names))
+            same_types = all(c.source_type == c.target_type for c in case.columns)
+            source_rows = _rows(self.source, schema, names) if same_types else None
         finally:
             _execute(self.source, (drop,), unlogged=True)
             for server in replicas:
                 _execute(server, (drop,))
         deliberate = {c.name: c.deliberate for c in case.columns if c.deliberate}
         verdict = judge(names, deliberate, case.deliberate, our_outcome, native_outcome,
-                        set(case.key_columns))
+                        set(case.key_columns), source_rows)
         return verdict, our_outcome, native_outcome, errors
