@@ -102,14 +102,15 @@ class Prepared:
 def prepare_table(ctx: Context, schema: str, table: str) -> Prepared | report.TableReport:
     start = time.monotonic()
     sdef = read_table(ctx.src, schema, table)
-    tdef = read_table(ctx.tgt, schema, table)
+    names = ctx.config.names  # the replica's table and columns (rewrite_db, [[tables]])
+    tdef = read_table(ctx.tgt, *names.target_of(schema, table))
     name = f"{schema}.{table}"
     if sdef is None:
         raise ReconcileError(f"table {name} does not exist on the source")
     if tdef is None:
         return report.TableReport(table=name, error="table missing on the replica")
     plan = build_plan(sdef, tdef, ctx.mode, by=ctx.config.replication.column_mapping,
-                      hash_name=ctx.hash_name)
+                      hash_name=ctx.hash_name, names=names.table(schema, table))
     bounds = chunking.compute_bounds(ctx.src, plan, ctx.config.reconcile.chunk_rows)
     sp = chunking.predicates(plan.key_columns(SOURCE), bounds) if plan.key else ["1=1"]
     tp = chunking.predicates(plan.key_columns(TARGET), bounds) if plan.key else ["1=1"]

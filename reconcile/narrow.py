@@ -24,7 +24,7 @@ FANOUT = 32
 def extent(conn, plan: ComparePlan, side: str) -> tuple[int, int] | None:
     col = plan.key_columns(side)[0]
     with conn.cursor() as cur:
-        cur.execute(f"SELECT MIN({col}), MAX({col}) FROM {plan.qualified}")
+        cur.execute(f"SELECT MIN({col}), MAX({col}) FROM {plan.qualified_on(side)}")
         lo, hi = cur.fetchone()
     return None if lo is None else (int(lo), int(hi))
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from applier.convert.decide import Decision
 from applier.convert.mapping import build_mapping
 from applier.core.conversions import Mode
+from applier.core.renames import NO_NAMES, TableNames
 from applier.core.types import INTEGER, SourceTable, TableDef
 from applier.sql.exprs import comparable_read_expr
 from applier.sql.names import quote
@@ -47,6 +48,8 @@ class ComparePlan:
     mode: Mode
     drift: Drift = field(default_factory=Drift)
     hash_name: str = "sha256"  # the function both servers compute (reconcile.hashing)
+    # the replica's table when it has another name (rewrite_db, [[tables]] target)
+    target_name: tuple[str, str] | None = None
 
     @property
     def hash(self) -> HashAlgo:
@@ -59,6 +62,16 @@ class ComparePlan:
     @property
     def qualified(self) -> str:
         return f"{quote(self.schema)}.{quote(self.table)}"
+
+    @property
+    def target_qualified(self) -> str:
+        """The replica's table (repair.sql's statements name it)."""
+        return self.qualified_on(TARGET)
+
+    def qualified_on(self, side: str) -> str:
+        if side == TARGET and self.target_name is not None:
+            return f"{quote(self.target_name[0])}.{quote(self.target_name[1])}"
+        return self.qualified
 
     @property
     def all_pushdown(self) -> bool:
@@ -83,7 +96,7 @@ class ComparePlan:
 
     def _from(self, items: list[str], side: str) -> str:
         keys = [k for k in self.key_columns(side) if k not in items]
-        return f"SELECT {', '.join(items + keys)} FROM {self.qualified}"
+        return f"SELECT {', '.join(items + keys)} FROM {self.qualified_on(side)}"
 
     def select_detail(self, side: str) -> str:
         """Every compared column as `comparable_read_expr` reads it, aliased rc__0.., plus
@@ -136,10 +149,13 @@ def _chunk_safe(c: ColumnPlan) -> bool:
 
 
 def build_plan(source: TableDef, target: TableDef, mode: Mode, *,
-               by: str = "name", hash_name: str = "sha256") -> ComparePlan:
-    """Pair the columns the way the applier does; decide key, chunking and pushdown."""
+               by: str = "name", hash_name: str = "sha256",
+               names: TableNames = NO_NAMES) -> ComparePlan:
+    """Pair the columns the way the applier does (``names``: the table's [[tables]]
+    entry: renamed columns are compared with their source columns, columns dropped on
+    purpose are no drift); decide key, chunking and pushdown."""
     stable = SourceTable(source.schema, source.table, 0, source.columns)
-    mapping = build_mapping(stable, target, mode, by=by, strict=False)
+    mapping = build_mapping(stable, target, mode, by=by, strict=False, names=names)
     columns: list[ColumnPlan] = []
     refused: list[str] = []
     for pair in mapping.pairs:
@@ -157,5 +173,6 @@ def build_plan(source: TableDef, target: TableDef, mode: Mode, *,
     drift = Drift(tuple(c.name for c in mapping.missing_on_target),
                   tuple(c.name for c in mapping.extra_target), tuple(refused))
     chunkable = bool(key) and all(_chunk_safe(columns[i]) for i in key)
+    renamed = (target.schema, target.table) != (source.schema, source.table)
     return ComparePlan(source.schema, source.table, tuple(columns), key, chunkable, mode, drift,
-                     hash_name)
+                       hash_name, (target.schema, target.table) if renamed else None)

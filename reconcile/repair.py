@@ -115,7 +115,7 @@ class Script:
     def statement(self, plan: ComparePlan, d: RowDiff) -> list[str]:
         types = {c.target: c.target_type for c in plan.columns}
         names = [c.target for c in plan.columns]
-        table = plan.qualified
+        table = plan.target_qualified
         key_names = list(plan.key_names)
         if d.kind == MISSING:
             assert d.expected is not None

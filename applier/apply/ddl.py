@@ -22,10 +22,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import replace
 
-from applier.apply import ddlflavor, sequences
+from applier.apply import alterspecs, ddlflavor, ddlnames, sequences
 from applier.apply.ddlpolicy import DdlPolicy
 from applier.apply.lookup import quote
+from applier.apply.schema import read_table
 from applier.apply.session import SourceSession, executable
 from applier.apply.target import error_code, flavor_of, translate, version_of
 from applier.binlog import libquery
@@ -34,6 +36,7 @@ from applier.binlog.redact import Redacted, redact
 from applier.binlog.sqltext import Dialect
 from applier.binlog.statements import DML, OTHER, UNKNOWN, StatementInfo, classify_statement
 from applier.core.position import Position
+from applier.core.renames import Renames
 from applier.errors import ReplicationStopped
 from applier.server_codes import DDL_ALREADY, DDL_PARTIAL
 from applier.sql import sqlmode
@@ -50,7 +53,7 @@ def _qualified(name: tuple[str, str]) -> str:
 class StatementApplier:
     def __init__(self, conn, accept: Callable[[str, str], bool],
                  accept_db: Callable[[str], bool], ddl: str = "apply",
-                 policy: DdlPolicy | None = None):
+                 policy: DdlPolicy | None = None, names: Renames | None = None):
         self.conn = conn
         self.accept = accept
         self.accept_db = accept_db
@@ -60,6 +63,7 @@ class StatementApplier:
         # which statements apply, are rewritten or stop (the replica's own design is kept)
         self.policy = policy or DdlPolicy(conn)
         self.session = SourceSession(self.flavor)
+        self.names = names or Renames()  # rewrite_db, [[tables]]: the target's names
         self._catalog: ddlflavor.TargetCatalog | None = None  # read at the first DDL
         # called with the cursor just before a statement runs, after the commit before it
         # (applier.apply.transaction: the source GTID the statement commits under)
@@ -89,6 +93,8 @@ class StatementApplier:
         sql = self._decide(info, stmt, end)
         if sql is None:
             return False
+        if self.names:
+            stmt, info, sql = self._renamed(stmt, info, sql, source)
         prepared = self.policy.prepare(info, sql, stmt.schema, self.dialect(stmt), end)
         if self._catalog is None:
             self._catalog = ddlflavor.TargetCatalog.read(cur, self.flavor)
@@ -97,6 +103,34 @@ class StatementApplier:
         self._execute(cur, stmt, info, text, end)
         prepared.applied()
         return True
+
+    def _renamed(self, stmt: Statement, info: StatementInfo, sql: str,
+                 source: bool | None) -> tuple[Statement, StatementInfo, str]:
+        """The statement in the target's names (applier.apply.ddlnames), read again."""
+        def columns(name: tuple[str, str]) -> set[str]:
+            t = read_table(self.conn, *name)
+            return {c.name.lower() for c in t.columns} if t is not None else set()
+
+        text, schema = ddlnames.in_target_names(sql, stmt.schema, info, self.names,
+                                                self.dialect(stmt), columns)
+        if (text, schema) == (sql, stmt.schema):
+            return stmt, info, sql
+        log.info("source statement in the target's names (rewrite_db, [[tables]]): %s",
+                 Redacted(text, 200))
+        self._stale_mappings(info, stmt)
+        stmt = replace(stmt, schema=schema, sql=text)
+        info = classify_statement(text, schema, self.dialect(stmt), source)
+        return stmt, info, text
+
+    def _stale_mappings(self, info: StatementInfo, stmt: Statement) -> None:
+        if info.action != "alter table" or not info.tables:
+            return
+        for ch in alterspecs.column_changes(stmt.sql, self.dialect(stmt)):
+            if ch.kind in (alterspecs.RENAME, alterspecs.CHANGE) and ch.new_name and \
+                    ch.column and ch.column.lower() != ch.new_name.lower():
+                note = self.names.stale_after_rename(info.tables[0], ch.column, ch.new_name)
+                if note:
+                    log.warning("%s", note)
 
     # -- what to do ---------------------------------------------------------------------
     def _unknown(self, info: StatementInfo, stmt: Statement, end: Position) -> bool:

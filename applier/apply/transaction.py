@@ -38,6 +38,7 @@ from applier.apply.writeset import WriteSets
 from applier.binlog.events import RowChange, Statement, Transaction
 from applier.core.conversions import Mode
 from applier.core.position import Position
+from applier.core.renames import Renames
 from applier.core.types import SourceTable
 from applier.errors import ReplicationStopped, TransientError
 from applier.replstate.checkpoint import Checkpoint
@@ -72,6 +73,8 @@ class ApplyOptions:
     source: Any = None  # the source's ServerConfig: asked for UUID/INET column types
     # commit under the source's GTIDs, skip what the target executed (applier.apply.keptgtids)
     keep_source_gtids: bool = False
+    # names that change between source and target: rewrite_db, [[tables]]
+    names: Renames = field(default_factory=Renames, compare=False, hash=False)
 
 
 class TransactionApplier:
@@ -89,11 +92,12 @@ class TransactionApplier:
         self.statements = StatementApplier(conn, options.accept,
                                            options.accept_db, options.ddl,
                                            DdlPolicy(conn, options.mode,
-                                                     options.source_definitions))
+                                                     options.source_definitions),
+                                           names=options.names)
         self.plans = PlanCache(SchemaCache(conn), self.statements.policy,
                                SourceTypes(options.source),  # MariaDB UUID/INET types
                                options.mode, options.column_mapping, options.target_triggers,
-                               before_read=self.executor.drain)
+                               before_read=self.executor.drain, names=options.names)
         self.context = ErrorContext()  # what is being applied, for error messages
         self.writer = RowWriter(self.executor, self.context, options.idempotent)
         # foreign key / unique checks per rows event's flags (after the statement in flight)

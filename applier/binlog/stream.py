@@ -182,6 +182,7 @@ class BinlogSource:
                  *, blocking: bool = True, table_filter: TableFilter | None = None,
                  heartbeat: float | None = None,
                  on_heartbeat: Callable[[], None] | None = None,
+                 on_first_event: Callable[[], None] | None = None,
                  handled: frozenset[int] = eventtypes.HANDLED,
                  read_from_bytes: frozenset[int] = wireevent.FAST):
         self.library_events = drivers.install(libevents.PATCHES)  # the classes it builds
@@ -192,6 +193,9 @@ class BinlogSource:
         self.table_filter = table_filter
         self.heartbeat = heartbeat  # seconds: the source sends a heartbeat when idle
         self.on_heartbeat = on_heartbeat  # called on each one (the daemon's watchdog ping)
+        # called once, in the reading thread, when the source sent its first event: it
+        # accepted the dump request (a start it cannot serve fails before any event)
+        self.on_first_event = on_first_event
         self.log_file: str | None = None  # the file being read (after rotations)
         self.handled = handled
         self.read_from_bytes = read_from_bytes  # event types read without the library
@@ -317,7 +321,10 @@ class BinlogSource:
             raise TransientError("reading the source binlog was interrupted")
         try:
             event = self._events.next()
-            self._received = True
+            if not self._received:
+                self._received = True
+                if self.on_first_event is not None:
+                    self.on_first_event()
             return event
         except (TransientError, ReplicationStopped):
             raise

@@ -4,13 +4,14 @@ them (conf/applier.toml documents every key: a unit test holds it to this table)
 
 from __future__ import annotations
 
-from applier.config import checks
+from applier.config import checks, tablenames
 from applier.config.checks import Check
 
 SSL_MODES = ("DISABLED", "PREFERRED", "REQUIRED", "VERIFY_CA", "VERIFY_IDENTITY")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 SECTIONS = ("source", "target", "replication", "daemon", "reconcile")
 REQUIRED = ("source", "target")
+TABLES = "tables"  # the [[tables]] entries (applier.config.tablenames), an array
 
 _SERVER = {
     "host": (checks.string(), 'host = "127.0.0.1"'),
@@ -45,6 +46,7 @@ KEYS: dict[str, dict[str, tuple[Check, str]]] = {
         "group_max_rows": (checks.integer(1), "group_max_rows = 5000"),
         "group_max_ms": (checks.number(0), "group_max_ms = 100"),
         "parallel_workers": (checks.integer(1, 64), "parallel_workers = 1"),
+        "rewrite_db": (tablenames.rewrite_db, 'rewrite_db = ["shop->shop_v2"]'),
     },
     "daemon": {
         "state_dir": (checks.string(), 'state_dir = "/var/lib/applier"'),

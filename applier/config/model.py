@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from applier.core.renames import Renames
+
 
 @dataclass(frozen=True)
 class ServerConfig:
@@ -70,6 +72,8 @@ class ReplicationConfig:
     group_max_ms: float = 100.0  # milliseconds a group stays open
     # target connections applying independent transactions at once (applier.apply.parallel)
     parallel_workers: int = 1
+    # MySQL's REPLICATE_REWRITE_DB: (source db, target db) pairs (applier.core.renames)
+    rewrite_db: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -100,3 +104,5 @@ class Config:
     daemon: DaemonConfig = field(default_factory=DaemonConfig)
     reconcile: ReconcileConfig = field(default_factory=ReconcileConfig)
     path: Path | None = None
+    # rewrite_db and the [[tables]] entries: where each source name lands on the target
+    names: Renames = field(default_factory=Renames)

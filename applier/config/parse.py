@@ -13,8 +13,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from applier.config import tablenames
 from applier.config.checks import Invalid, kind, resolve, show
-from applier.config.keys import KEYS, REQUIRED, SECRET_KEYS, SECTIONS
+from applier.config.keys import KEYS, REQUIRED, SECRET_KEYS, SECTIONS, TABLES
 from applier.config.model import (
     Config,
     DaemonConfig,
@@ -34,6 +35,8 @@ def _suggest(word: str, known: tuple[str, ...] | list[str], fmt: str = "{}") -> 
 def _check_sections(data: dict, errors: list[str]) -> dict[str, dict]:
     tables: dict[str, dict] = {}
     for name, value in data.items():
+        if name == TABLES:
+            continue  # [[tables]]: applier.config.tablenames
         if name not in SECTIONS:
             where = f"[{name}]" if isinstance(value, dict) else name
             known = ", ".join(f"[{s}]" for s in SECTIONS)
@@ -118,9 +121,13 @@ def _build(data: dict, base_dir: Path | None, environ: Mapping[str, str],
             (source.host, source.port) == (target.host, target.port):
         errors.append(f"[target] port: the target is the source ({source.host}:{source.port})"
                       f" — point [target] at the replica server")
+    entries = tablenames.table_entries(data[TABLES], errors) if TABLES in data else {}
+    if values["replication"].get("column_mapping") == "position":
+        errors += tablenames.by_position(entries)
+    names = tablenames.renames(values["replication"].get("rewrite_db", ()), entries)
     if errors:
         raise ConfigError("\n".join(errors))
-    return Config(source=source, target=target,
+    return Config(names=names, source=source, target=target,
                   replication=ReplicationConfig(**values["replication"]),
                   daemon=_daemon(values["daemon"], base_dir, environ),
                   reconcile=_reconcile(values["reconcile"], base_dir), path=path)

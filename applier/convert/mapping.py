@@ -1,5 +1,10 @@
 """TableMapping: source columns <-> target columns, converters, extra and missing columns.
 
+A ``[[tables]]`` entry (applier.core.renames.TableNames) renames columns (``columns``: a
+source column goes to the target column of the new name, else, while the target has not
+renamed it yet, to the column of its own name) and drops some on purpose
+(``drop_columns``: never written, listed as ``dropped``, not as missing).
+
 Pure. Built once per table map (cached by the applier) and rebuilt when the table map or the
 target table changes. A refused conversion raises before any row of the table is touched.
 """
@@ -14,6 +19,7 @@ from typing import Any
 from applier.convert.converters import identity
 from applier.convert.decide import Converter, Decision, classify, converter, type_texts
 from applier.core.conversions import Mode
+from applier.core.renames import NO_NAMES, TableNames
 from applier.core.types import Column, SourceTable, TableDef
 from applier.errors import ConfigError, ConversionRefused
 
@@ -42,6 +48,8 @@ class TableMapping:
     # source columns whose target column is generated: never written (the target server
     # computes it), as MySQL's replica does
     generated_on_target: tuple[Column, ...] = ()
+    # source columns listed in drop_columns ([[tables]]): dropped on purpose
+    dropped: tuple[Column, ...] = ()
 
     @property
     def refused(self) -> tuple[ColumnPair, ...]:
@@ -86,7 +94,29 @@ class TableMapping:
                 for i, p in self.by_index.items()}
 
 
-def _pair_columns(source: SourceTable, target: TableDef, by: str):
+def _by_name(source: SourceTable, target: TableDef, names: TableNames) -> list:
+    """(source column, target column or None): a mapped column to its new name when the
+    target has it (else its own name), every other column to its own name; a target
+    column is taken once."""
+    taken: set[int] = set()
+    found: dict[int, Column | None] = {}
+    for c in source.columns:  # the configured names first: they win over a same name
+        new = names.target_column(c.name) if c.name else None
+        tcol = target.column(new) if new else None
+        if tcol is not None:
+            found[c.index] = tcol
+            taken.add(id(tcol))
+    for c in source.columns:
+        if c.index not in found:
+            tcol = target.column(c.name)
+            found[c.index] = tcol if tcol is not None and id(tcol) not in taken else None
+            if tcol is not None:
+                taken.add(id(tcol))
+    return [(c, found[c.index]) for c in source.columns]
+
+
+def _pair_columns(source: SourceTable, target: TableDef, by: str,
+                  names: TableNames = NO_NAMES):
     """Yield (source column, target column or None); return target columns left unpaired."""
     if by == "name":
         if not source.has_names:
@@ -94,30 +124,35 @@ def _pair_columns(source: SourceTable, target: TableDef, by: str):
                 f"table '{source.qualified}': the table map carries no column names, so "
                 "columns cannot be mapped by name — set binlog_row_metadata=FULL on the "
                 "source, or column_mapping = \"position\" in [replication]")
-        pairs = [(c, target.column(c.name)) for c in source.columns]
+        pairs = _by_name(source, target, names)
     elif by == "position":
         tcols = target.columns
         pairs = [(c, tcols[c.index] if c.index < len(tcols) else None) for c in source.columns]
     else:
         raise ConfigError(f"column_mapping: expected 'name' or 'position', got {by!r}")
+    if names.drop_columns:
+        pairs = [(c, None if c.name and names.dropped(c.name) else t) for c, t in pairs]
     used = {id(t) for _, t in pairs if t is not None}
     extra = tuple(t for t in target.columns if id(t) not in used)
     return pairs, extra
 
 
 def build_mapping(source: SourceTable, target: TableDef, mode: Mode, *,
-                  by: str = "name", strict: bool = True) -> TableMapping:
-    """Map columns and decide each conversion by type (WL#5151).
+                  by: str = "name", strict: bool = True,
+                  names: TableNames = NO_NAMES) -> TableMapping:
+    """Map columns and decide each conversion by type (WL#5151); ``names``: the table's
+    renamed and dropped columns (its [[tables]] entry).
 
     strict: raise ConversionRefused for the first refused column (the applier); with
     strict=False refused columns are kept with Decision.REFUSED (the `check` report)."""
-    pairs, extra = _pair_columns(source, target, by)
+    pairs, extra = _pair_columns(source, target, by, names)
     mapped: list[ColumnPair] = []
     missing: list[Column] = []
     generated: list[Column] = []
+    dropped: list[Column] = []
     for scol, tcol in pairs:
         if tcol is None:
-            missing.append(scol)
+            (dropped if scol.name and names.dropped(scol.name) else missing).append(scol)
             continue
         if is_generated(tcol):
             generated.append(scol)
@@ -132,7 +167,8 @@ def build_mapping(source: SourceTable, target: TableDef, mode: Mode, *,
             fn = converter(scol.type, tcol.type, mode)
         mapped.append(ColumnPair(scol, tcol, decision, fn))
     return TableMapping(source, target, tuple(mapped), extra, tuple(missing),
-                        {p.source.index: p for p in mapped}, tuple(generated))
+                        {p.source.index: p for p in mapped}, tuple(generated),
+                        tuple(dropped))
 
 
 def is_generated(col: Column) -> bool:

@@ -7,7 +7,13 @@ generated is computed by the target and never written; a nullable source column 
 a NOT NULL target column stops at the first NULL (1048) — each with its fix. Columns the
 replica defines differently from the source are marked ``deliberate`` (mark_deliberate):
 the DDL policy keeps them. Triggers on a target table: a problem unless [replication]
-target_triggers = "fire" (a note then)."""
+target_triggers = "fire" (a note then).
+
+Names that change (rewrite_db, [[tables]]: applier.core.renames): each source table is
+compared with its target table, its columns paired through ``columns`` and
+``drop_columns``. A source column that would be dropped while a target column of a
+compatible type is extra is a likely rename (applier.convert.likelyrename): a problem
+naming the configuration that maps it, as the daemon refuses the table."""
 
 from __future__ import annotations
 
@@ -21,11 +27,13 @@ from applier.apply.target import connect
 from applier.apply.triggers import FIRE, Trigger, advice, triggers_on
 from applier.binlog.stream import read_settings
 from applier.config import Config
+from applier.convert import likelyrename
 from applier.convert.decide import Decision, resolve_source
 from applier.convert.mapping import TableMapping, build_mapping, needs_value
 from applier.core.columndefs import as_source_table
 from applier.core.conversions import Mode
 from applier.core.filters import table_filter
+from applier.core.renames import NO_NAMES, TableNames
 from applier.core.types import SourceTable, TableDef
 from applier.errors import ApplierError
 
@@ -44,6 +52,9 @@ class TableCheck:
     problem: str | None = None
     notes: list[str] = field(default_factory=list)  # what the apply leaves out or may stop on
     triggers: list[str] = field(default_factory=list)  # on the target table
+    target_table: str | None = None  # when another name than the source's (rename)
+    dropped_on_purpose: list[str] = field(default_factory=list)  # drop_columns
+    likely_renames: list[dict] = field(default_factory=list)  # source -> target column
 
 
 def _before_image_columns(src: SourceTable, src_def: TableDef, row_image: str) -> list[int]:
@@ -64,14 +75,18 @@ def _before_image_columns(src: SourceTable, src_def: TableDef, row_image: str) -
 
 
 def check_table(src_def: TableDef, target: TableDef | None, mode: Mode,
-                by: str, row_image: str) -> TableCheck:
+                by: str, row_image: str, names: TableNames = NO_NAMES,
+                target_name: tuple[str, str] | None = None) -> TableCheck:
     rep = TableCheck(src_def.qualified, ok=True)
+    if target_name is not None and target_name != (src_def.schema, src_def.table):
+        rep.target_table = f"{target_name[0]}.{target_name[1]}"
     if target is None:
-        rep.ok, rep.problem = False, "missing on the target"
+        rep.ok, rep.problem = False, "missing on the target" + (
+            f" (as {rep.target_table})" if rep.target_table else "")
         return rep
     src = as_source_table(src_def)
     try:
-        mapping = build_mapping(src, target, mode, by=by, strict=False)
+        mapping = build_mapping(src, target, mode, by=by, strict=False, names=names)
     except ApplierError as exc:
         rep.ok, rep.problem = False, str(exc)
         return rep
@@ -86,7 +101,14 @@ def check_table(src_def: TableDef, target: TableDef | None, mode: Mode,
     mark_deliberate(rep, mapping, mode)
     rep.extra_on_target = [c.name for c in mapping.extra_target]
     rep.missing_on_target = [c.name for c in mapping.missing_on_target]
+    rep.dropped_on_purpose = [c.name for c in mapping.dropped]
     _strict_findings(rep, mapping)
+    renames = likelyrename.likely_renames(mapping, mode) if by == "name" else ()
+    if renames:
+        rep.likely_renames = [{"source_column": r.source.name, "target_column": r.target.name,
+                               "config": likelyrename.config_lines(src_def.qualified, (r,))}
+                              for r in renames]
+        _problem(rep, likelyrename.describe(src_def.qualified, target.qualified, renames))
     bi = _before_image_columns(src, src_def, row_image)
     names = [mapping.by_index[i].target.name for i in bi if i in mapping.by_index]
     try:
@@ -153,11 +175,31 @@ def check_pair(cfg: Config, src_def: TableDef, target_def: TableDef | None, targ
     """One table's report: its definitions on both sides (as read now, or as a planned
     change would leave them: `applier.ops.ddlpreview`) and the target's triggers."""
     r = cfg.replication
+    tname = cfg.names.target_of(src_def.schema, src_def.table)
     rep = check_table(src_def, target_def, Mode.parse(r.type_conversions), r.column_mapping,
-                      row_image or "FULL")
-    trigger_findings(rep, triggers_on(target_conn, src_def.schema, src_def.table),
-                     r.target_triggers)
+                      row_image or "FULL", cfg.names.table(src_def.schema, src_def.table),
+                      tname)
+    trigger_findings(rep, triggers_on(target_conn, *tname), r.target_triggers)
     return rep
+
+
+def unused_names(cfg: Config, sdefs: dict[tuple[str, str], TableDef]) -> list[str]:
+    """[[tables]] entries naming no replicated source table, or source columns it lacks
+    (a typo, or a column renamed on the source since): they map nothing."""
+    out = []
+    for name, entry in cfg.names.tables.items():
+        where = f'[[tables]] source = "{name[0]}.{name[1]}"'
+        found = sdefs.get(name)
+        if found is None:
+            out.append(f"{where}: no such replicated source table — check the name (and"
+                       " do_tables/ignore_tables): the entry maps nothing")
+            continue
+        have = {c.name.lower() for c in found.columns}
+        gone = [c for c in (*entry.columns, *sorted(entry.drop_columns)) if c not in have]
+        if gone:
+            out.append(f"{where}: the source table has no column {', '.join(gone)} — "
+                       "remove it from columns/drop_columns (or fix its name)")
+    return out
 
 
 def source_settings(cfg: Config) -> dict:
@@ -187,12 +229,15 @@ def run_check(cfg: Config) -> dict:
             problems += [f"keep_source_gtids: {p}" for p in kept_requirements(target)]
         reports = []
         skip = tuple(r.checkpoint_table.split(".", 1))
+        sdefs = {}
         for schema, table in list_tables(source, accept):
             if (schema, table) == skip:
                 continue
-            src_def = read_table(source, schema, table)
-            reports.append(check_pair(cfg, src_def, read_table(target, schema, table),
-                                      target, settings["binlog_row_image"]))
+            src_def = sdefs[(schema, table)] = read_table(source, schema, table)
+            tgt_def = read_table(target, *cfg.names.target_of(schema, table))
+            reports.append(check_pair(cfg, src_def, tgt_def, target,
+                                      settings["binlog_row_image"]))
+        warnings += unused_names(cfg, sdefs)
     finally:
         source.close()
         target.close()
@@ -214,7 +259,8 @@ def format_check(result: dict) -> str:
 
 def format_table(t: dict) -> list[str]:
     """One table's report (a TableCheck as a dict), a line each."""
-    lines = [f"{t['table']}: {'ok' if t['ok'] else 'WILL STOP'}"
+    shown = t["table"] + (f" -> {t['target_table']}" if t.get("target_table") else "")
+    lines = [f"{shown}: {'ok' if t['ok'] else 'WILL STOP'}"
              + (f" — {t['problem']}" if t["problem"] else "")]
     for c in t["columns"]:
         lines.append(f"  {c['index']:>3} {c['source_column'] or '?':<20} "
@@ -225,6 +271,11 @@ def format_table(t: dict) -> list[str]:
         lines.append(f"  extra on target (defaults): {', '.join(t['extra_on_target'])}")
     if t["missing_on_target"]:
         lines.append(f"  missing on target (dropped): {', '.join(t['missing_on_target'])}")
+    if t.get("dropped_on_purpose"):
+        lines.append(f"  dropped on purpose (drop_columns): {', '.join(t['dropped_on_purpose'])}")
+    for r in t.get("likely_renames", []):
+        lines.append(f"  likely rename: {r['source_column']} -> {r['target_column']}; map it:"
+                     f" {r['config']}")
     if t["lookup"]:
         lines.append(f"  lookup: {t['lookup']}")
     if t.get("triggers"):

@@ -68,6 +68,7 @@ class LiveState:
     last_error: str = ""
     last_error_time: str | None = None  # when it stopped, local time (as performance_schema)
     last_error_position: str = ""
+    source_streaming: bool = False  # this session's source sent its first event
     totals: Totals = field(default_factory=Totals)
 
     def lag(self) -> int | None:
@@ -91,6 +92,7 @@ class LiveState:
             "last_error": self.last_error,
             "last_error_time": self.last_error_time,
             "last_error_position": self.last_error_position,
+            "source_streaming": self.source_streaming,
             "transactions_applied": self.totals.transactions,
             "rows_applied": self.totals.rows,
             "transactions_skipped": self.totals.skipped,
@@ -131,7 +133,8 @@ class Daemon:
                                                 r.checkpoint_table),
                                accept_db=database_filter(r.do_tables, r.ignore_tables),
                                source=config.source,
-                               keep_source_gtids=r.keep_source_gtids)
+                               keep_source_gtids=r.keep_source_gtids,
+                               names=config.names)
 
     # -- signals ------------------------------------------------------------------------
     def _on_signal(self, signum, frame) -> None:
@@ -269,11 +272,13 @@ class Daemon:
                 self._phase = "checking the target for keep_source_gtids"
                 applier.kept.check(target)
             self._phase = "opening the source binlog"
+            self.live.source_streaming = False
             source = BinlogSource(self.cfg.source, server_id=self.cfg.replication.server_id,
                                   start=start, blocking=not self.until_caught_up,
                                   table_filter=self.options.accept,
                                   heartbeat=self._heartbeat_period(),
-                                  on_heartbeat=self._heartbeat)
+                                  on_heartbeat=self._heartbeat,
+                                  on_first_event=self._streaming)
             self._set_state("running")
             if self.notify:
                 self.notify.ready()
@@ -341,6 +346,12 @@ class Daemon:
             raise TransientError("the source binlog stream ended; resume from the last "
                                  "checkpoint")
         self.live.seconds_behind_source = 0
+
+    def _streaming(self) -> None:
+        """The source accepted the dump and sent its first event (in the reading thread):
+        written at once, `applier switchover` waits for it before it reports success."""
+        self.live.source_streaming = True
+        self.status_file.update(self.live.as_status(), now=True)
 
     def _heartbeat_period(self) -> float:
         """Ask the source for a heartbeat at least every 30 s, and twice per systemd

@@ -11,6 +11,12 @@ too. The session runs with ``sql_log_bin = 0``: nothing reaches the binlog, so n
 this applier, a reverse applier nor a server replica ever sees the scratch copy (a server
 with its binlog on refuses the preview without the privilege to set it).
 
+With names that change (rewrite_db, [[tables]]: applier.core.renames) the statement names
+its own side's table (``--side target``: the target's name); the report pairs the source
+table with its target table, and a planned RENAME COLUMN/CHANGE that leaves a source
+column without its target column is reported as a likely rename (exit 3) until the
+configuration maps it (applier.convert.likelyrename).
+
 A planned change on the source is what the daemon sees in the binlog: with
 ``[replication] ddl = "apply"`` it runs the same statement on the target, unless the DDL
 policy stops (a column the replica defines differently would be redefined:
@@ -24,6 +30,7 @@ import os
 import secrets
 from dataclasses import replace
 
+from applier.apply import ddlnames
 from applier.apply.ddlpolicy import DdlPolicy
 from applier.apply.schema import read_table
 from applier.apply.target import connect, flavor_of
@@ -136,10 +143,31 @@ def altered(conn, server: str, planned: PlannedAlter) -> TableDef:
         return scratch.read(planned)
 
 
-def _policy_stop(cfg: Config, target, src_def: TableDef, planned: PlannedAlter) -> str | None:
+def _on_target(cfg: Config, planned: PlannedAlter, source: TableDef,
+               target: TableDef | None, dialect: Dialect) -> PlannedAlter:
+    """A planned source statement as the daemon would run it on the target: in the
+    target's names (applier.apply.ddlnames: its table, its renamed columns)."""
+    sql = planned.sql
+    if cfg.names:
+        info = classify_statement(sql, "", dialect)
+        have = {c.name.lower() for c in target.columns} if target is not None else set()
+        sql, _ = ddlnames.in_target_names(sql, "", info, cfg.names, dialect,
+                                          lambda name: have)
+    tname = cfg.names.target_of(source.schema, source.table)
+    return replace(read_alter(sql, dialect), schema=tname[0], table=tname[1])
+
+
+def _policy_stop(cfg: Config, target, src_def: TableDef, planned: PlannedAlter,
+                 tgt_def: TableDef) -> str | None:
     """The DDL policy's stop for a source statement the daemon would replay, or None."""
     src = as_source_table(src_def)
-    known = {(planned.schema, planned.table): {c.name.lower(): c for c in src.columns}}
+    entry = cfg.names.table(src_def.schema, src_def.table)
+
+    def named(c) -> str:  # the target's name of a source column, as the daemon tells it
+        new = entry.target_column(c.name)
+        return new if new and tgt_def.column(new) is not None else c.name
+
+    known = {(planned.schema, planned.table): {named(c).lower(): c for c in src.columns}}
     policy = DdlPolicy(target, Mode.parse(cfg.replication.type_conversions), known)
     dialect = Dialect(mariadb=flavor_of(target) == "mariadb")
     info = classify_statement(planned.sql, "", dialect)
@@ -162,13 +190,18 @@ def preview_ddl(cfg: Config, sql: str, side: str) -> dict:
         conn = source if side == "source" else target
         planned = read_alter(sql, Dialect(mariadb=flavor_of(conn) == "mariadb"))
         name = f"{planned.schema}.{planned.table}"
-        if (not table_filter(r.do_tables, r.ignore_tables)(planned.schema, planned.table)
+        # the source's table and its target table (rewrite_db, [[tables]]): a planned
+        # statement names its own side's table
+        sname = ((planned.schema, planned.table) if side == "source"
+                 else cfg.names.source_of(planned.schema, planned.table))
+        tname = cfg.names.target_of(*sname)
+        if (not table_filter(r.do_tables, r.ignore_tables)(*sname)
                 or r.checkpoint_table.lower() == name.lower()):
             raise PlannedDdlError(f"--ddl: {name} is not a replicated table (the filters "
                                   "do_tables/ignore_tables leave it out) — name a table this "
                                   "configuration replicates")
-        src_def = read_table(source, planned.schema, planned.table)
-        tgt_def = read_table(target, planned.schema, planned.table)
+        src_def = read_table(source, *sname)
+        tgt_def = read_table(target, *tname)
         if (src_def if side == "source" else tgt_def) is None:
             raise PlannedDdlError(f"--ddl: {name} does not exist on the {side} — name a "
                                   "table this configuration replicates")
@@ -184,9 +217,11 @@ def preview_ddl(cfg: Config, sql: str, side: str) -> dict:
         else:
             src_after = altered(source, "source", planned)
             if r.ddl == "apply" and tgt_def is not None:
-                stop = _policy_stop(cfg, target, src_def, planned)
+                on_target = _on_target(cfg, planned, src_def, tgt_def,
+                                       Dialect(mariadb=flavor_of(target) == "mariadb"))
+                stop = _policy_stop(cfg, target, src_def, on_target, tgt_def)
                 if stop is None:
-                    tgt_after = altered(target, "target", planned)
+                    tgt_after = altered(target, "target", on_target)
                     notes.append('ddl = "apply": the daemon runs the statement on the '
                                  "target too (its copy was altered as well)")
             else:

@@ -8,10 +8,12 @@ transaction:
   2. make A read-only to everyone (applier.ops.readonlyswitch), read A's binlog position
      and wait until FWD's checkpoint reached it; stop FWD as `applier stop` does;
   3. lower A to read_only = ON only (REV's user writes, the application's do not), set
-     REV's checkpoint at B's binlog position now with B's executed GTID set (REV with
-     keep_source_gtids and a checkpoint already: kept, so that what B committed while REV
-     was stopped arrives, and what A executed is skipped by GTID), start REV detached as
-     `applier start` does, and wait until it runs;
+     REV's checkpoint at B's binlog position now, replacing any row an earlier run left
+     (applier.ops.revstart): with keep_source_gtids REV starts from A's own executed GTID
+     set (what B committed while REV was stopped arrives, what A has is skipped; MySQL:
+     with B's set when REV last stopped), else from B's position; start REV detached
+     as `applier start` does, and wait until B accepted its dump and sends events (a
+     start B cannot serve ends REV: undone);
   4. make B writable if it was read-only, and say to move the application's writes to B.
 
 A timeout or a failure in 2-3 stops REV if it was started, puts A back as it was and
@@ -34,7 +36,7 @@ from applier.config import Config
 from applier.core.position import Position
 from applier.errors import ApplierError, ConfigError, ExitStatus
 from applier.ops import readonlyswitch as ro
-from applier.ops import service
+from applier.ops import revstart, service
 from applier.ops.check import run_check
 from applier.replstate.checkpoint import Checkpoint
 from applier.replstate.source import source_status
@@ -90,6 +92,7 @@ class Switchover:
         self.echo = echo
         self.undo = Undo()
         self.began: float | None = None  # when A was made read-only
+        self.end_of_a: Position | None = None  # A's binlog end (and GTIDs) while drained
 
     # -- 1. refuse unless everything is in place -----------------------------------------
     def check_daemons(self) -> None:
@@ -97,6 +100,10 @@ class Switchover:
         f, r = self.fwd, self.rev
         if f.daemon.state_dir == r.daemon.state_dir:
             raise ConfigError("FWD and REV share [daemon] state_dir — give each its own")
+        if r.replication.keep_source_gtids and r.replication.auto_position is False:
+            raise ConfigError(f"REV ({self.rev_path}) keeps source GTIDs with auto_position"
+                              " = false: the switchover starts it from A's executed GTID "
+                              "set — remove auto_position = false from its [replication]")
         if service.running_pid(f.daemon.state_dir) is None:
             raise SwitchoverFailed(f"FWD's applier does not run (state_dir "
                                    f"{f.daemon.state_dir}) — start it (applier start "
@@ -138,7 +145,7 @@ class Switchover:
         _set(a, ro.drain_settings(flavor))
         self.step(f"A ({_server(self.rev.target)}) read-only: "
                   f"{ro.set_statement(ro.drain_settings(flavor))}")
-        end_of_a = source_status(a)
+        end_of_a = self.end_of_a = source_status(a)
         self.step(f"A's binlog ends at {end_of_a}"
                   + (f" (GTIDs {end_of_a.gtid})" if end_of_a.gtid else ""))
         f = self.fwd.replication
@@ -177,40 +184,44 @@ class Switchover:
         _set(a, ro.reverse_settings(flavor))
         self.step(f"A: {ro.set_statement(ro.reverse_settings(flavor))} (only REV's user "
                   "writes there)")
-        start = source_status(rb)
-        r = self.rev.replication
-        cp = Checkpoint(r.checkpoint_table, r.server_id, r.channel)
-        cp.ensure(a)
-        saved = cp.load(a)
-        if saved is not None and r.keep_source_gtids:
-            # B's transactions since REV stopped (a dual-master pair: the application
-            # wrote on both) arrive; A's own, and what REV applied, are skipped by GTID
-            a.rollback()
-            self.step(f"REV's checkpoint (channel {r.channel!r}) kept at {saved.position}:"
-                      " with keep_source_gtids it resumes there, what A executed is skipped")
-        else:
-            with a.cursor() as cur:
-                cp.save(cur, Position(start.log_file, start.log_pos),
-                        saved.transactions_applied if saved else 0,
-                        saved.rows_applied if saved else 0, executed=start.gtid or "")
-            a.commit()
-            self.step(f"REV's checkpoint (channel {r.channel!r}) set at B's {start}"
-                      + (f" with B's GTIDs {start.gtid}" if start.gtid else ""))
+        self.set_reverse_start(a, source_status(rb))
         pid = service.spawn_detached(service.foreground_argv(self.rev_path),
                                      self.rev.daemon.state_dir)
         self.undo.rev_started = True
         while True:
             live = service.read_status(self.rev.daemon.state_dir) or {}
-            if live.get("pid") == pid and live.get("state") == "running":
+            if (live.get("pid") == pid and live.get("state") == "running"
+                    and live.get("source_streaming")):
                 break
             if service.running_pid(self.rev.daemon.state_dir) != pid:
-                raise SwitchoverFailed(f"REV's applier (pid {pid}) ended at start: "
-                                       f"{live.get('last_error') or 'see its log'}")
+                raise SwitchoverFailed(revstart.ended_message(pid, live, self.rev_path))
             if time.monotonic() > deadline:
-                raise SwitchoverFailed(f"REV's applier (pid {pid}) was not running within "
-                                       f"{self.timeout:g} s — raise --timeout")
+                raise SwitchoverFailed(f"REV's applier (pid {pid}) was not reading B's "
+                                       f"binlog within {self.timeout:g} s (state "
+                                       f"{live.get('state')}) — see applier status --config"
+                                       f" {self.rev_path}, or raise --timeout")
             time.sleep(POLL)
-        self.step(f"REV started (pid {pid})")
+        self.step(f"REV started (pid {pid}) and reads B's binlog")
+
+    def set_reverse_start(self, a, b_now: Position) -> None:
+        """REV's checkpoint row on A, replacing any row left by an earlier run of its
+        channel (applier.ops.revstart)."""
+        r = self.rev.replication
+        cp = Checkpoint(r.checkpoint_table, r.server_id, r.channel)
+        cp.ensure(a)
+        saved = cp.load(a)
+        if r.keep_source_gtids:
+            known = saved.gtid_executed if saved and saved.gtid_executed else b_now.gtid
+            executed = revstart.kept_start(self.end_of_a.gtid, known)
+        else:
+            executed = b_now.gtid
+        with a.cursor() as cur:
+            cp.save(cur, Position(b_now.log_file, b_now.log_pos),
+                    saved.transactions_applied if saved else 0,
+                    saved.rows_applied if saved else 0, executed=executed or "")
+        a.commit()
+        self.step(revstart.start_message(r.channel, b_now, executed, r.keep_source_gtids,
+                                         saved))
 
     # -- 4. B takes the writes ------------------------------------------------------------
     def make_writable(self, b) -> None:
@@ -241,6 +252,9 @@ class Switchover:
             _set(a, ro.restore_settings(self.undo.a_settings, flavor))
             self.step(f"A put back: "
                       f"{ro.set_statement(ro.restore_settings(self.undo.a_settings, flavor))}")
+            if self.began is not None:
+                self.step(f"A was read-only for {time.monotonic() - self.began:.3f} s "
+                          "(read-only set -> put back)")
         if self.undo.fwd_stopped:
             pid = service.spawn_detached(service.foreground_argv(self.fwd_path),
                                          self.fwd.daemon.state_dir)
@@ -279,7 +293,7 @@ class Switchover:
                     raise SwitchoverFailed(f"{exc} (A is as it was, FWD runs)") from exc
                 raise
             held = time.monotonic() - self.began
-            self.step(f"A was read-only for {held:.3f} s (read-only set -> REV running)")
+            self.step(f"A was read-only for {held:.3f} s (read-only set -> REV reading B)")
             self.make_writable(b)
         self.echo(f"switchover done: move the application's writes to B ({_server(f.target)})"
                   f"; A ({_server(r.target)}) stays read_only = ON and receives B's writes "

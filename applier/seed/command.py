@@ -43,6 +43,7 @@ from applier.core.columndefs import as_source_table
 from applier.core.conversions import Mode
 from applier.core.filters import table_filter
 from applier.core.position import Position
+from applier.core.renames import Renames
 from applier.errors import ApplierError, ConfigError, ExitStatus
 from applier.ops import service
 from applier.replstate.checkpoint import Checkpoint
@@ -126,39 +127,52 @@ def select_tables(src, cfg: Config, only: tuple[str, ...] | None,
     return names
 
 
-def _create_missing(src, tgt, missing: list[tuple[str, str]]) -> None:
+def _create_missing(src, tgt, missing: list[tuple[tuple[str, str], tuple[str, str]]]) -> None:
     """--create: the source's own definition, as SHOW CREATE TABLE gives it (a collation
-    of the other flavour translated, a type the target lacks refused: ddlflavor)."""
+    of the other flavour translated, a type the target lacks refused: ddlflavor), under
+    the target's name of the table (rewrite_db, [[tables]] target)."""
     with tgt.cursor() as cur:
         catalog = ddlflavor.TargetCatalog.read(cur, flavor_of(tgt))
         cur.execute("SET SESSION foreign_key_checks = 0")
-        for schema, table in missing:
+        for (schema, table), (tschema, ttable) in missing:
             ddl = _rows(src, f"SHOW CREATE TABLE {qualified(schema, table)}")[0][1]
             ddl = ddlflavor.translate(ddl, catalog, where=f" creating {schema}.{table}")
-            cur.execute(f"CREATE DATABASE IF NOT EXISTS {quote(schema)}")
-            cur.execute(f"USE {quote(schema)}")
+            head = f"CREATE TABLE {quote(table)}"
+            if ttable != table and ddl.startswith(head):
+                ddl = f"CREATE TABLE {quote(ttable)}" + ddl[len(head):]
+            cur.execute(f"CREATE DATABASE IF NOT EXISTS {quote(tschema)}")
+            cur.execute(f"USE {quote(tschema)}")
             cur.execute(ddl)
-            log.info("created %s.%s on the target as on the source", schema, table)
+            log.info("created %s.%s on the target as the source's %s.%s", tschema, ttable,
+                     schema, table)
         cur.execute("SET SESSION foreign_key_checks = 1")
 
 
-def _definitions(src, tgt, names, opt: SeedOptions):
-    """(source definitions, target definitions); missing target tables created or named."""
+def _definitions(src, tgt, names, opt: SeedOptions, renames: Renames):
+    """(source definitions, target definitions by source name: each source table's
+    target table, rewrite_db and [[tables]] applied); missing target tables created or
+    named."""
     sdefs = {}
     for schema, table in names:
         d = read_table(src, schema, table)
         if d is None:
             raise SeedFailed(f"table {schema}.{table} does not exist on the source")
         sdefs[(schema, table)] = d
-    missing = [n for n in names if read_table(tgt, *n) is None]
+    missing = [n for n in names if read_table(tgt, *renames.target_of(*n)) is None]
     if missing and opt.create:
-        _create_missing(src, tgt, missing)
+        _create_missing(src, tgt, [(n, renames.target_of(*n)) for n in missing])
     elif missing:
         raise SeedFailed(
-            "missing on the target: " + ", ".join(f"{s}.{t}" for s, t in missing)
+            "missing on the target: " + ", ".join(_shown(n, renames) for n in missing)
             + " — create them there (their definitions may differ from the source's), or "
             "pass --create to copy the source's definitions as they are")
-    return sdefs, {n: read_table(tgt, *n) for n in names}
+    return sdefs, {n: read_table(tgt, *renames.target_of(*n)) for n in names}
+
+
+def _shown(n: tuple[str, str], renames: Renames) -> str:
+    """A source table's name, with its target's when that differs."""
+    t = renames.target_of(*n)
+    return f"{n[0]}.{n[1]}" + (f" (as {t[0]}.{t[1]})" if t != n else "")
 
 
 def _plan_table(src, sdef, tdef, chunk_rows: int) -> tuple[SeedTable, int]:
@@ -186,8 +200,10 @@ def _plan_table(src, sdef, tdef, chunk_rows: int) -> tuple[SeedTable, int]:
     return SeedTable(source, tdef, key, tuple(bounds)), estimate
 
 
-def _nonempty(tgt, names) -> list[tuple[str, str]]:
-    return [n for n in names if _rows(tgt, f"SELECT 1 FROM {qualified(*n)} LIMIT 1")]
+def _nonempty(tgt, names, tdefs) -> list[tuple[str, str]]:
+    """The source names of the tables whose target table holds rows."""
+    return [n for n in names
+            if _rows(tgt, f"SELECT 1 FROM {qualified(tdefs[n].schema, tdefs[n].table)} LIMIT 1")]
 
 
 def _has_unique_key(tdef) -> bool:
@@ -210,14 +226,14 @@ def run_seed(cfg: Config, opt: SeedOptions, out=sys.stderr) -> Position:
             raise SeedFailed(f"another `applier seed` runs for server_id {r.server_id}")
         store.ensure(tgt)
         names = select_tables(src, cfg, opt.tables, store.names())
-        sdefs, tdefs = _definitions(src, tgt, names, opt)
+        sdefs, tdefs = _definitions(src, tgt, names, opt, cfg.names)
         for n in names:  # a refused conversion stops before a single row is copied
             found = ([] if r.target_triggers == triggers.FIRE
-                     else triggers.triggers_on(tgt, *n))
+                     else triggers.triggers_on(tgt, tdefs[n].schema, tdefs[n].table))
             if found:  # they would fire on every copied row, as on the daemon's writes
                 raise SeedFailed(triggers.advice(f"{n[0]}.{n[1]}", found))
             mapping = build_mapping(as_source_table(sdefs[n]), tdefs[n], mode,
-                                    by=r.column_mapping)
+                                    by=r.column_mapping, names=cfg.names.table(*n))
             ChunkReader.build(SeedTable(mapping.source, tdefs[n], None), mapping)
             unfilled = [c.name for c in mapping.extra_target if needs_value(c)]
             if unfilled:
@@ -250,7 +266,7 @@ def run_seed(cfg: Config, opt: SeedOptions, out=sys.stderr) -> Position:
 
 
 def _fresh_plan(store, src, tgt, run, names, sdefs, tdefs, opt: SeedOptions, run_id: str):
-    full = _nonempty(tgt, names)
+    full = _nonempty(tgt, names, tdefs)
     if full and opt.force is None:
         raise SeedFailed("the target already holds rows in " + ", ".join(
             f"{s}.{t}" for s, t in full) + " — pass --force truncate to empty them first, "
@@ -268,7 +284,7 @@ def _fresh_plan(store, src, tgt, run, names, sdefs, tdefs, opt: SeedOptions, run
         with tgt.cursor() as cur:
             cur.execute("SET SESSION foreign_key_checks = 0")
             for n in full:
-                cur.execute(f"TRUNCATE TABLE {qualified(*n)}")
+                cur.execute(f"TRUNCATE TABLE {qualified(tdefs[n].schema, tdefs[n].table)}")
             cur.execute("SET SESSION foreign_key_checks = 1")
     tables, estimates, chunks = [], {}, []
     for n in names:
@@ -323,7 +339,8 @@ def _copy(cfg: Config, opt: SeedOptions, flavor: str, store: SeedStore, tgt, run
     r = cfg.replication
     job = SeedJob(cfg.source, cfg.target, flavor, r.server_id, r.checkpoint_table, run_id,
                   tuple(tables), r.type_conversions, r.column_mapping,
-                  r.exec_mode.upper() == "IDEMPOTENT", opt.force == "keep")
+                  r.exec_mode.upper() == "IDEMPOTENT", opt.force == "keep",
+                  names=cfg.names)
     from pyspark import SparkContext
 
     logging.getLogger("py4j").setLevel(logging.WARNING)

@@ -29,6 +29,7 @@ from applier.binlog.events import RowChange, Statement, Transaction
 from applier.binlog.statements import DDL, DML, classify_statement
 from applier.core.conversions import Mode
 from applier.core.position import Position
+from applier.core.renames import Renames
 from applier.errors import ReplicationStopped
 from applier.mysqljson.jsondiff import has_diff
 from applier.seed.plan import DoneSet
@@ -111,7 +112,7 @@ def bring_forward(source_cfg, server_id: int, tgt_conn, store: SeedStore, run_id
     opts = ApplyOptions(mode=options.mode, column_mapping=options.column_mapping,
                    idempotent=options.idempotent, ddl="ignore",
                    target_triggers=options.target_triggers,
-                   accept=lambda s, t: (s, t) in copied)
+                   accept=lambda s, t: (s, t) in copied, names=options.names)
     applier = TransactionApplier(tgt_conn, PositionSaver(store, run_id), opts, Totals())
     count = 0
     log.info("bringing the copied chunks from %s to %s", start, point)
@@ -129,6 +130,7 @@ def bring_forward(source_cfg, server_id: int, tgt_conn, store: SeedStore, run_id
     return count
 
 
-def options_for(type_conversions: str, column_mapping: str, idempotent: bool) -> ApplyOptions:
+def options_for(type_conversions: str, column_mapping: str, idempotent: bool,
+                names: Renames | None = None) -> ApplyOptions:
     return ApplyOptions(mode=Mode.parse(type_conversions), column_mapping=column_mapping,
-                   idempotent=idempotent)
+                   idempotent=idempotent, names=names or Renames())

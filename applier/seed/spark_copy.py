@@ -28,13 +28,14 @@ import json
 import logging
 import os
 import sys
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 from applier.apply.schema import read_table
 from applier.apply.target import connect, max_packet
 from applier.config import ServerConfig
 from applier.convert.mapping import build_mapping
 from applier.core.position import Position
+from applier.core.renames import Renames
 from applier.errors import ApplierError, ExitStatus, ReplicationStopped
 from applier.seed.copier import ChunkReader, copy_pending
 from applier.seed.plan import DoneSet, SeedTable
@@ -69,6 +70,7 @@ class SeedJob:
     idempotent: bool
     keep: bool
     lock_timeout: int = 30
+    names: Renames = field(default_factory=Renames)  # rewrite_db, [[tables]]
 
 
 class _Abort(Exception):
@@ -205,7 +207,8 @@ class Task:
             n = bring_forward(job.source, job.server_id, self.tgt, self.store, job.run_id,
                               done, at, point, options_for(job.type_conversions,
                                                            job.column_mapping,
-                                                           job.idempotent or job.keep))
+                                                           job.idempotent or job.keep,
+                                                           job.names))
             log.info("seed: %d transactions brought the copied chunks to %s", n, point)
         with self.tgt.cursor() as cur:
             self.store.lock_run(cur, job.run_id, for_update=True)
@@ -218,8 +221,10 @@ class Task:
 
             mode = Mode.parse(self.job.type_conversions)
             packet = max_packet(self.src)  # the source renders no literal longer than this
+            names = self.job.names
             readers = {t.name: ChunkReader.build(t, build_mapping(
-                t.source, t.target, mode, by=self.job.column_mapping), source_packet=packet)
+                t.source, t.target, mode, by=self.job.column_mapping,
+                names=names.table(t.source.schema, t.source.table)), source_packet=packet)
                 for t in self.job.tables}
             return list(copy_pending(self.store, self.job.run_id, point, self.src, self.tgt,
                                      readers, keep=self.job.keep))

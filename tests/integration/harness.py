@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import json
 import sys
 import time
 from pathlib import Path
@@ -93,17 +94,19 @@ class Replica:
     def src_rows(self, sql: str) -> list[tuple]:
         return self._rows(self.source_cfg, sql)
 
-    def config(self, **replication) -> Config:
+    def config(self, names=None, **replication) -> Config:
         rep = dict(server_id=self.server_id, start=self.start, do_tables=(f"{self.schema}.%",),
                    checkpoint_table=f"{self.schema}.applier_checkpoint", ddl="ignore")
         rep.update(replication)
+        extra = {"names": names} if names is not None else {}
         return Config(source=self.source_cfg, target=self.target_cfg,
                       replication=dataclasses.replace(ReplicationConfig(), **rep),
-                      daemon=DaemonConfig(state_dir=str(self.state_dir)))
+                      daemon=DaemonConfig(state_dir=str(self.state_dir)), **extra)
 
-    def catch_up(self, **replication) -> ExitStatus:
+    def catch_up(self, names=None, **replication) -> ExitStatus:
         """Apply everything the source has for this schema; the daemon's exit status."""
-        daemon = Daemon(self.config(**replication), until_caught_up=True, reconnect_for=5)
+        daemon = Daemon(self.config(names, **replication), until_caught_up=True,
+                        reconnect_for=5)
         status = daemon.run()
         self.last_error = daemon.live.last_error
         self.live = daemon.live
@@ -183,7 +186,25 @@ def toml_config(cfg: Config) -> str:
             + f"keep_source_gtids = {str(r.keep_source_gtids).lower()}\n"
             + f"group_max_transactions = {r.group_max_transactions}\n"
             + f"group_max_rows = {r.group_max_rows}\ngroup_max_ms = {r.group_max_ms}\n"
-            + f'[daemon]\nstate_dir = "{cfg.daemon.state_dir}"\nprogress_every = 200\n')
+            + (f"rewrite_db = {json.dumps([f'{a}->{b}' for a, b in r.rewrite_db])}\n"
+               if r.rewrite_db else "")
+            + f'[daemon]\nstate_dir = "{cfg.daemon.state_dir}"\nprogress_every = 200\n'
+            + tables_toml(cfg))
+
+
+def tables_toml(cfg: Config) -> str:
+    """The [[tables]] entries of a Config's names (applier.core.renames), as TOML."""
+    out = []
+    for (db, table), e in cfg.names.tables.items():
+        out.append(f'[[tables]]\nsource = "{db}.{table}"\n')
+        if e.target is not None:
+            out.append(f'target = "{e.target[0]}.{e.target[1]}"\n')
+        if e.columns:
+            cols = ", ".join(f'{s} = "{t}"' for s, t in e.columns.items())
+            out.append(f"columns = {{ {cols} }}\n")
+        if e.drop_columns:
+            out.append(f"drop_columns = {json.dumps(sorted(e.drop_columns))}\n")
+    return "".join(out)
 
 
 @contextlib.contextmanager

@@ -14,8 +14,9 @@ from applier.ops.status import collect_status
 from tests.integration.harness import APPLIER, Replica, toml_config, wait_for
 
 
-def write_config(replica: Replica, path: Path, *, extra: str = "", **replication) -> Path:
-    path.write_text(toml_config(replica.config(**replication)) + extra)
+def write_config(replica: Replica, path: Path, *, extra: str = "", names=None,
+                 **replication) -> Path:
+    path.write_text(toml_config(replica.config(names, **replication)) + extra)
     path.chmod(0o600)
     return path
 

@@ -3,6 +3,7 @@ defaults, reordered columns — through real replication."""
 
 import pytest
 
+from applier.core.renames import Renames, TableNames
 from applier.errors import ExitStatus
 
 pytestmark = pytest.mark.integration
@@ -96,7 +97,13 @@ def test_extra_and_missing_columns_and_defaults(replica_with_image):
                 " c INT DEFAULT 100)")
     replica.src("INSERT INTO t1 (id, b) VALUES (1, 1)", "INSERT INTO t1 VALUES (2, 2, 2, 2)",
                 "UPDATE t1 SET b = 5 WHERE id = 2")
-    assert replica.catch_up() == ExitStatus.OK, replica.last_error
+    # `gone` (int, source only) beside `c` (int, target only) is a likely rename: refused
+    # unless the configuration says the column is dropped on purpose
+    assert replica.catch_up() == ExitStatus.REPLICATION_STOPPED
+    assert 'columns = { gone = "c" }' in replica.last_error
+    s = replica.schema
+    dropped = Renames({}, {(s, "t1"): TableNames((s, "t1"), None, {}, frozenset({"gone"}))})
+    assert replica.catch_up(dropped) == ExitStatus.OK, replica.last_error
     # WL#5092 DEFAULT VALUES R1: minimal AI without `a` -> the replica's own default (900);
     # extra column c -> its default; source-only column dropped; update keeps the rest
     assert replica.rows("SELECT id, a, b, c FROM t1 ORDER BY id") == [
