@@ -218,3 +218,24 @@ def native_mysql_replica(tmp_path_factory, name: str, server_id: int):
         yield sandbox.up().target
     finally:
         sandbox.down(remove=True)
+
+
+@contextlib.contextmanager
+def app_server_pair(tmp_path_factory, flavor: str, label: str, app_user: tuple[str, str],
+                    peers: tuple[tuple[str, int, tuple[str, ...]], ...]):
+    """Binlogged servers of their own, one per (name, server_id, extra mysqld args) of
+    ``peers``, each with the application's user ``app_user``; removed afterwards."""
+    boxes, infos = [], []
+    try:
+        for name, server_id, extra in peers:
+            box = Sandbox(tmp_path_factory.mktemp(f"{label}-{name}-{flavor}"),
+                          roles=("source",), flavor=flavor, die_with_parent=True,
+                          extra_args=(f"--server-id={server_id}", *extra))
+            boxes.append(box)
+            infos.append(box.up().source.server_config())
+        for cfg in infos:
+            run_sql(cfg, f"CREATE USER '{app_user[0]}'@'%' IDENTIFIED BY '{app_user[1]}'")
+        yield tuple(infos)
+    finally:
+        for box in boxes:
+            box.down(remove=True)

@@ -52,6 +52,17 @@ class Foreground:
             raise
         return self.proc.returncode
 
+    def write_until_exit(self, write) -> int:
+        """Call ``write()`` (a source write) until the daemon ends; its exit status."""
+        def ended():
+            if self.proc.poll() is not None:
+                return True
+            write()
+            return False
+
+        wait_for("the daemon to stop", ended)
+        return self.wait_exit()
+
     def stop(self) -> int:
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)

@@ -4,23 +4,13 @@ through the real command. Both flavours."""
 
 from __future__ import annotations
 
-import pymysql
 import pytest
 
 from applier.errors import ExitStatus
+from tests.integration.harness import run_sql
 from tests.integration.running import run_cli, write_config
 
 pytestmark = pytest.mark.integration
-
-
-def _admin(cfg, *statements):
-    conn = pymysql.connect(**cfg.pymysql_kwargs(), autocommit=True)
-    try:
-        with conn.cursor() as cur:
-            for sql in statements:
-                cur.execute(sql)
-    finally:
-        conn.close()
 
 
 # REPLICATION SLAVE reads the binlog; REPLICATION CLIENT (MariaDB: BINLOG MONITOR) reads
@@ -33,7 +23,7 @@ def test_a_missing_replication_grant_stops_at_once_naming_it(replica, tmp_path, 
     s = replica.schema
     user = f"np{s[-10:]}"
     grants = {"REPLICATION SLAVE", "REPLICATION CLIENT"} - {missing}
-    _admin(replica.source_cfg, f"CREATE USER '{user}'@'%' IDENTIFIED BY 'pw'",
+    run_sql(replica.source_cfg, f"CREATE USER '{user}'@'%' IDENTIFIED BY 'pw'",
            f"GRANT {', '.join(sorted(grants))} ON *.* TO '{user}'@'%'",
            f"GRANT SELECT ON `{s}`.* TO '{user}'@'%'")
     try:
@@ -53,4 +43,4 @@ def test_a_missing_replication_grant_stops_at_once_naming_it(replica, tmp_path, 
         assert "retrying" not in run.stderr, run.stderr
         assert replica.rows("SELECT id FROM t") == []
     finally:
-        _admin(replica.source_cfg, f"DROP USER IF EXISTS '{user}'@'%'")
+        run_sql(replica.source_cfg, f"DROP USER IF EXISTS '{user}'@'%'")

@@ -157,14 +157,8 @@ def test_a_rename_while_the_daemon_runs_stops_it_with_nothing_lost(replica, tmp_
         wait_for("the first row", lambda: replica.rows(f"SELECT id FROM t WHERE id = {first}"))
         replica.tgt("ALTER TABLE t RENAME COLUMN email TO email_address")
 
-        def stopped():
-            if daemon.proc.poll() is not None:
-                return True
-            write()
-            return False
-
-        wait_for("the daemon to stop", stopped)
-        assert daemon.wait_exit() == ExitStatus.REPLICATION_STOPPED, daemon.stderr
+        assert daemon.write_until_exit(write) == ExitStatus.REPLICATION_STOPPED, \
+            daemon.stderr
     status = daemon.status()
     assert status["state"] == "error" and status["last_error_code"] == 1677
     assert "likely renamed column" in status["last_error"]

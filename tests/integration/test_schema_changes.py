@@ -82,15 +82,8 @@ def test_a_change_that_refuses_the_conversion_stops_like_at_start_up(replica, tm
         first = write()
         wait_for("the first row", lambda: replica.rows(f"SELECT id FROM t WHERE id = {first}"))
         replica.tgt("ALTER TABLE t MODIFY a TINYINT")  # int -> tinyint: refused (lossy)
-
-        def stopped():
-            if daemon.proc.poll() is not None:
-                return True
-            write()
-            return False
-
-        wait_for("the daemon to stop", stopped)
-        assert daemon.wait_exit() == ExitStatus.REPLICATION_STOPPED, daemon.stderr
+        assert daemon.write_until_exit(write) == ExitStatus.REPLICATION_STOPPED, \
+            daemon.stderr
     status = daemon.status()
     assert status["state"] == "error" and status["last_error_code"] == 1677
     assert "cannot be converted from type 'int' to type 'tinyint'" in status["last_error"]

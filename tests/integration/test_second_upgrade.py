@@ -21,8 +21,7 @@ import pytest
 from applier.config import ServerConfig
 from applier.errors import ExitStatus
 from applier.replstate.source import read_status
-from applier.sandbox.servers import Sandbox
-from tests.integration.harness import run_sql, wait_for
+from tests.integration.harness import app_server_pair, run_sql, wait_for
 from tests.integration.running import run_cli
 from tests.integration.test_switchover import APP, Setup, _read_only, _switch
 
@@ -33,20 +32,9 @@ pytestmark = pytest.mark.integration
 def pair(flavor, tmp_path_factory):
     """Two binlogged servers A (server_id 81) and B (82); B logs what it replicates."""
     updates = ("--log-slave-updates=ON",) if flavor == "mariadb" else ()
-    boxes, infos = [], []
-    try:
-        for name, server_id, extra in (("a", 81, ()), ("b", 82, updates)):
-            box = Sandbox(tmp_path_factory.mktemp(f"upgrade2-{name}-{flavor}"),
-                          roles=("source",), flavor=flavor, die_with_parent=True,
-                          extra_args=(f"--server-id={server_id}", *extra))
-            boxes.append(box)
-            infos.append(box.up().source.server_config())
-        for cfg in infos:
-            run_sql(cfg, f"CREATE USER '{APP[0]}'@'%' IDENTIFIED BY '{APP[1]}'")
-        yield tuple(infos)
-    finally:
-        for box in boxes:
-            box.down(remove=True)
+    with app_server_pair(tmp_path_factory, flavor, "upgrade2", APP,
+                         (("a", 81, ()), ("b", 82, updates))) as servers:
+        yield servers
 
 
 def _first_upgrade(s: Setup) -> float:

@@ -25,8 +25,7 @@ import pytest
 from applier.config import Config, DaemonConfig, ReplicationConfig, ServerConfig
 from applier.errors import ExitStatus
 from applier.ops import service
-from applier.sandbox.servers import Sandbox
-from tests.integration.harness import APPLIER, run_sql, toml_config, wait_for
+from tests.integration.harness import APPLIER, app_server_pair, run_sql, toml_config, wait_for
 from tests.integration.running import run_cli
 
 pytestmark = pytest.mark.integration
@@ -37,20 +36,9 @@ APP = ("app", "app-pw-7Qx")  # the application's ordinary user on A and B
 @pytest.fixture(scope="module")
 def pair(flavor, tmp_path_factory):
     """Two binlogged servers A (server_id 71) and B (72)."""
-    boxes, infos = [], []
-    try:
-        for name, server_id in (("a", 71), ("b", 72)):
-            box = Sandbox(tmp_path_factory.mktemp(f"switch-{name}-{flavor}"),
-                          roles=("source",), flavor=flavor, die_with_parent=True,
-                          extra_args=(f"--server-id={server_id}",))
-            boxes.append(box)
-            infos.append(box.up().source.server_config())
-        for cfg in infos:
-            run_sql(cfg, f"CREATE USER '{APP[0]}'@'%' IDENTIFIED BY '{APP[1]}'")
-        yield tuple(infos)
-    finally:
-        for box in boxes:
-            box.down(remove=True)
+    with app_server_pair(tmp_path_factory, flavor, "switch", APP,
+                         (("a", 71, ()), ("b", 72, ()))) as servers:
+        yield servers
 
 
 def _read_only(cfg: ServerConfig) -> tuple[int, ...]:

@@ -84,14 +84,8 @@ def test_a_trigger_created_while_running_stops_replication(replica, tmp_path):
                  == [(first + 1,)])
         replica.tgt(TIMES_TEN)
 
-        def stopped():
-            if daemon.proc.poll() is not None:
-                return True
-            write()
-            return False
-
-        wait_for("the daemon to stop", stopped)
-        assert daemon.wait_exit() == ExitStatus.REPLICATION_STOPPED, daemon.stderr
+        assert daemon.write_until_exit(write) == ExitStatus.REPLICATION_STOPPED, \
+            daemon.stderr
     status = daemon.status()
     assert status["last_error_code"] == 1593 and "times_ten" in status["last_error"]
     assert "Traceback" not in daemon.stderr
