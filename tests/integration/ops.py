@@ -117,9 +117,13 @@ class Ops:
         self.outputs.append((f"/proc/{pid}/cmdline", title))
 
     def status(self) -> dict:
+        """`status --json`: exit 0, or 4 with the last known state while the target
+        cannot be read (then its target_error says why)."""
         run = self.cli("status", "--json")
-        assert run.returncode == 0, run.stderr
-        return json.loads(run.stdout)
+        assert run.returncode in (0, 4), run.stderr
+        status = json.loads(run.stdout)
+        assert (run.returncode == 4) == bool(status.get("target_error")), status
+        return status
 
     def wait_status(self, what: str, cond, timeout: float = 180.0) -> dict:
         last: dict = {}
