@@ -5,6 +5,7 @@ into one line naming the key, the value and an example). Secret values are never
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 import re
@@ -24,12 +25,20 @@ _FILE_POS = re.compile(r"([^\s:/]+):(\d+)")
 
 class Invalid(Exception):
     """A value does not fit: ``expected`` describes what would; ``got`` replaces the value
-    shown (e.g. naming the bad item of a list)."""
+    shown (e.g. naming the bad item of a list); ``meant`` is the value it most likely meant
+    (by similarity), offered as the fix instead of the key's example."""
 
-    def __init__(self, expected: str, got: str | None = None):
+    def __init__(self, expected: str, got: str | None = None, meant: str | None = None):
         super().__init__(expected)
         self.expected = expected
         self.got = got
+        self.meant = meant
+
+
+def closest(word: str, known) -> str | None:
+    """The known word most like ``word`` (difflib), or None when none is close."""
+    close = difflib.get_close_matches(word, list(known), n=1)
+    return close[0] if close else None
 
 
 Check = Callable[[Any], Any]
@@ -83,7 +92,8 @@ def choice(*options: str) -> Check:
 
     def check(v: Any) -> str:
         if not isinstance(v, str) or v.strip().lower() not in canon:
-            raise Invalid("one of " + ", ".join(options))
+            near = closest(v.strip().lower(), canon) if isinstance(v, str) else None
+            raise Invalid("one of " + ", ".join(options), meant=canon[near] if near else None)
         return canon[v.strip().lower()]
     return check
 
@@ -103,8 +113,11 @@ def type_conversions(v: Any) -> str:
     try:
         return str(Mode.parse(v))
     except UnknownConversion as bad:
-        raise Invalid(expected, f"{show(v)} ({bad.item or 'an empty item'} is not one of them)"
-                       ) from None
+        items = [i.strip().upper() for i in v.split(",")]
+        near = [i if i in CONVERSIONS else closest(i, CONVERSIONS) for i in items if i]
+        meant = ",".join(dict.fromkeys(near)) if near and all(near) else None
+        raise Invalid(expected, f"{show(v)} ({bad.item or 'an empty item'} is not one of them)",
+                      meant) from None
 
 
 def start(v: Any) -> str:

@@ -6,7 +6,6 @@ applier.config.passwords."""
 
 from __future__ import annotations
 
-import difflib
 import os
 import tomllib
 from collections.abc import Mapping
@@ -14,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from applier.config import tablenames
-from applier.config.checks import Invalid, kind, resolve, show
+from applier.config.checks import Invalid, closest, kind, resolve, show
 from applier.config.keys import KEYS, REQUIRED, SECRET_KEYS, SECTIONS, TABLES
 from applier.config.model import (
     Config,
@@ -28,8 +27,8 @@ from applier.errors import ConfigError
 
 
 def _suggest(word: str, known: tuple[str, ...] | list[str], fmt: str = "{}") -> str:
-    close = difflib.get_close_matches(word, known, n=1)
-    return f"did you mean {fmt.format(close[0])}? " if close else ""
+    close = closest(word, known)
+    return f"did you mean {fmt.format(close)}? " if close else ""
 
 
 def _check_sections(data: dict, errors: list[str]) -> dict[str, dict]:
@@ -67,8 +66,9 @@ def _check_keys(section: str, table: dict, errors: list[str]) -> dict[str, Any]:
             values[key] = check(raw)
         except Invalid as bad:
             got = kind(raw) if key in SECRET_KEYS else (bad.got or show(raw))
+            fix = example if bad.meant is None else f"{key} = {show(bad.meant)}"
             errors.append(f"[{section}] {key}: expected {bad.expected}, got {got}"
-                          f" — set {example}")
+                          f" — set {fix}")
     return values
 
 

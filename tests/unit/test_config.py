@@ -355,3 +355,13 @@ def test_ssl_modes(tmp_path):
     assert line.startswith("[source] ssl_mode: VERIFY_CA verifies the server's certificate")
     line = one_error(MINIMAL.replace("port = 3307", 'port = 3307\nssl_mode = "ON"'))
     assert line.startswith("[source] ssl_mode: expected one of DISABLED, PREFERRED, REQUIRED")
+
+
+def test_a_misspelt_choice_is_answered_with_the_value_it_most_likely_meant():
+    line = one_error(MINIMAL + '[replication]\ntype_conversions = "ALL_LOSY, all_signd"\n')
+    assert line.endswith('— set type_conversions = "ALL_LOSSY,ALL_SIGNED"'), line
+    line = one_error(MINIMAL + '[replication]\nexec_mode = "IDEMPOTNT"\n')
+    assert line.endswith('— set exec_mode = "IDEMPOTENT"'), line
+    # nothing close: the key's own example
+    line = one_error(MINIMAL + '[replication]\ntype_conversions = "XYZ"\n')
+    assert line.endswith('— set type_conversions = "ALL_NON_LOSSY"'), line
