@@ -56,9 +56,15 @@ def start(ctx, config_path: str, foreground: bool, until_caught_up: bool) -> Non
         if running is not None:
             raise service.ServiceError(f"applier already runs for this config (pid "
                                        f"{running}); `applier stop --config` it first")
+        ready = service.replicating(cfg.daemon.state_dir)
         pid = service.spawn_detached(service.foreground_argv(config_path),
-                                     cfg.daemon.state_dir)
-        click.echo(f"applier started (pid {pid}); logs in {cfg.daemon.state_dir}")
+                                     cfg.daemon.state_dir, ready=ready)
+        if ready(pid):
+            click.echo(f"applier started (pid {pid}); logs in {cfg.daemon.state_dir}")
+        else:  # still retrying (a server down): it runs, and says why in its log
+            click.echo(f"applier started (pid {pid}) but does not replicate yet: see "
+                       f"applier status --config {config_path} and the log in "
+                       f"{cfg.daemon.state_dir}")
         return
     sys.exit(int(_run(cfg, until_caught_up, debug)))
 

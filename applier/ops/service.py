@@ -22,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -156,10 +157,14 @@ def foreground_argv(config_path: str | Path) -> list[str]:
 
 
 def spawn_detached(argv: list[str], state_dir: str | Path, *, timeout: float = 15.0,
-                   log_path: str | Path | None = None) -> int:
+                   log_path: str | Path | None = None,
+                   ready: Callable[[int], bool] | None = None,
+                   ready_timeout: float = 60.0) -> int:
     """Start ``argv`` (normally ``applier start --foreground --config F``) in a new session
-    with stdout/stderr appended to ``state_dir/applier.log``; return its pid once it has
-    written the pid file. Raises ServiceError when it exits first or takes too long."""
+    with stdout/stderr appended to ``state_dir/applier.log``; once it has written the pid
+    file, and with ``ready``, until ``ready(pid)`` (at most ``ready_timeout`` s): its pid.
+    Raises ServiceError, with the child's own exit status, when it exits first, or when
+    it writes no pid file within ``timeout``."""
     state = Path(state_dir)
     log_file = Path(log_path) if log_path else state / LOG_FILE
     try:
@@ -174,19 +179,38 @@ def spawn_detached(argv: list[str], state_dir: str | Path, *, timeout: float = 1
                                 stderr=subprocess.STDOUT, start_new_session=True,
                                 close_fds=True)
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if read_pid(state) == proc.pid:
-            return proc.pid
+    started = False
+    while True:
         code = proc.poll()
         if code is not None:
-            err = ServiceError(f"applier exited with status {code} before it started;"
+            when = "before it was replicating" if started else "before it started"
+            err = ServiceError(f"applier exited with status {code} {when};"
                                f" see {log_file}: {_last_line(log_file)}")
             if code in ExitStatus._value2member_map_:
                 err.exit_status = ExitStatus(code)
             raise err
+        if not started and read_pid(state) == proc.pid:
+            if ready is None:
+                return proc.pid
+            started, deadline = True, time.monotonic() + ready_timeout
+        if started and ready(proc.pid):
+            return proc.pid
+        if time.monotonic() > deadline:
+            if started:
+                return proc.pid
+            raise ServiceError(f"applier (pid {proc.pid}) did not write {pid_path(state)}"
+                               f" within {timeout:g}s — see {log_file}")
         time.sleep(0.05)
-    raise ServiceError(f"applier (pid {proc.pid}) did not write {pid_path(state)} within"
-                       f" {timeout:g}s — see {log_file}")
+
+
+def replicating(state_dir: str | Path) -> Callable[[int], bool]:
+    """``ready`` for spawn_detached: the daemon ``pid`` runs and its source sends events
+    (connected to both servers, its start position accepted)."""
+    def ready(pid: int) -> bool:
+        live = read_status(state_dir) or {}
+        return (live.get("pid") == pid and live.get("state") == "running"
+                and bool(live.get("source_streaming")))
+    return ready
 
 
 def _last_line(path: Path) -> str:

@@ -55,3 +55,31 @@ def test_status_names_source_config_and_error_time_and_exits_4_without_target(
     text_run = run_cli("status", "--config", str(config))
     assert text_run.returncode == ExitStatus.CANNOT_CONNECT
     assert "last_error_code: 1032" in text_run.stdout and "target_error" in text_run.stdout
+
+
+@pytest.mark.parametrize("side", ["source", "target"])
+def test_a_detached_start_returns_the_daemons_own_failure(replica, tmp_path, side):
+    """A wrong password: `applier start` (detached) exits 4 with the daemon's message,
+    never 'started' (it printed 'applier started (pid N)' and exited 0, the daemon gone a
+    second later); right, it returns once the daemon replicates."""
+    replica.src("CREATE TABLE t (id INT PRIMARY KEY)")
+    replica.tgt("CREATE TABLE t (id INT PRIMARY KEY)")
+    config = write_config(replica, tmp_path / "applier.toml")
+    good = config.read_text()
+    head, sep, rest = good.partition("[target]")
+    if side == "source":
+        head = head.replace('password = ""', 'password = "wrong"', 1)
+    else:
+        rest = rest.replace('password = ""', 'password = "wrong"', 1)
+    config.write_text(head + sep + rest)
+    run = run_cli("start", "--config", str(config))
+    assert run.returncode == ExitStatus.CANNOT_CONNECT, (run.stdout, run.stderr)
+    assert "started" not in run.stdout and f"[{side}]" in run.stderr, run.stderr
+    config.write_text(good)
+    run = run_cli("start", "--config", str(config))
+    try:
+        assert run.returncode == 0 and "applier started (pid" in run.stdout, run.stderr
+        code, status = _status(config)
+        assert code == 0 and status["state"] == "running", status
+    finally:
+        assert run_cli("stop", "--config", str(config)).returncode == 0
