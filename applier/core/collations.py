@@ -2,9 +2,10 @@
 them): id -> (character set, collation name). Data only; read through charsets.py.
 
 MariaDB 10.10+'s UCA 14.0 collations (ids 2048-3271) follow a rule, so they are made from
-it (_uca1400) rather than listed: per character set a block of 256 ids, per locale 8
-variants in a fixed order (read from MariaDB 10.11's information_schema).
+it (applier.core.uca1400) rather than listed.
 """
+
+from applier.core.uca1400 import uca1400_collations
 
 COLLATIONS: dict[int, tuple[str, str]] = {
     1: ("big5", "big5_chinese_ci"),
@@ -399,26 +400,4 @@ COLLATIONS: dict[int, tuple[str, str]] = {
 }
 
 
-_UCA1400_BLOCKS = {2048: "utf8mb3", 2304: "utf8mb4", 2560: "ucs2", 2816: "utf16", 3072: "utf32"}
-_UCA1400_LOCALES = (
-    "", "icelandic", "latvian", "romanian", "slovenian", "polish", "estonian", "spanish",
-    "swedish", "turkish", "czech", "danish", "lithuanian", "slovak", "spanish2", "roman",
-    "persian", "esperanto", "hungarian", "sinhala", "german2", None, None, "vietnamese",
-    "croatian")
-_UCA1400_VARIANTS = ("ai_ci", "ai_cs", "as_ci", "as_cs",
-                     "nopad_ai_ci", "nopad_ai_cs", "nopad_as_ci", "nopad_as_cs")
-
-
-def _uca1400() -> dict[int, tuple[str, str]]:
-    out = {}
-    for base, charset in _UCA1400_BLOCKS.items():
-        for i, locale in enumerate(_UCA1400_LOCALES):
-            if locale is None:  # ids MariaDB 10.11 leaves unused
-                continue
-            for j, variant in enumerate(_UCA1400_VARIANTS):
-                name = "_".join(p for p in (charset, "uca1400", locale, variant) if p)
-                out[base + 8 * i + j] = (charset, name)
-    return out
-
-
-COLLATIONS.update(_uca1400())
+COLLATIONS.update(uca1400_collations())
