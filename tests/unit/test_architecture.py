@@ -57,3 +57,35 @@ def test_the_checks_can_fail():
         + ", ".join(layers.DOORS["reconcile"]) + ")"]
     with pytest.raises(KeyError, match="no layer"):
         layers.rank("applier.newfolder.thing")
+
+
+def _files_and_folders() -> tuple[list[str], set[str]]:
+    skip = {".git", ".venv", ".mysql-chroot", "node_modules", "__pycache__", ".hypothesis"}
+    files, folders = [], set()
+    for path in ROOT.rglob("*"):
+        rel = path.relative_to(ROOT)
+        if skip & set(rel.parts) or rel.parts[0].endswith(".egg-info"):
+            continue
+        (folders.add if path.is_dir() else files.append)("/" + rel.as_posix())
+    return files, folders
+
+
+def test_architecture_page_names_only_files_that_exist():
+    """Every file (`x.py`, `folder/x.py`, `x.c`) and folder (`folder/`) that
+    docs/architecture.md names in backticks exists: a path by its tail (`apply/lookup.py`
+    is some `.../apply/lookup.py`), a bare file name somewhere in the tree."""
+    import re
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    files, folders = _files_and_folders()
+    names = {f.rsplit("/", 1)[1] for f in files}
+    missing = []
+    for ref in sorted(set(re.findall(r"`([\w./-]+\.(?:py|c|md|toml)|[\w./-]+/)`", text))):
+        if ref.endswith("/"):
+            ok = any(d.endswith("/" + ref.rstrip("/")) for d in folders)
+        elif "/" in ref:
+            ok = any(f.endswith("/" + ref) for f in files)
+        else:
+            ok = ref in names
+        if not ok:
+            missing.append(ref)
+    assert missing == [], f"docs/architecture.md names what does not exist: {missing}"
