@@ -132,7 +132,9 @@ def internals(graph: dict[str, set[str]]) -> list[str]:
             continue
         for d in deps:
             guarded = any(d.startswith(g + ".") for g in GUARDED)  # (the package: its module)
-            if guarded and d not in doors and not any(d.startswith(x + ".") for x in doors):
+            door = (d in doors or any(d.startswith(x + ".") for x in doors)
+                    or any(x.startswith(d + ".") for x in doors))  # a door's own package
+            if guarded and not door:
                 found.append(f"{m} imports {d}, an internal (doors: {', '.join(doors)})")
     return sorted(found)
 
