@@ -15,9 +15,10 @@ from applier.errors import ConfigError, ExitStatus, ReplicationStopped
 from applier.seed.spark_copy import SeedJob, Task, _Abort, describe
 
 
-def _job(source: ServerConfig = ServerConfig()) -> SeedJob:
-    return SeedJob(source=source, target=ServerConfig(port=2), flavor="mysql", server_id=7,
-                   checkpoint_table="meta.checkpoint", run_id="r1", tables=(),
+def _job(source: ServerConfig | None = None) -> SeedJob:
+    return SeedJob(source=source or ServerConfig(), target=ServerConfig(port=2),
+                   flavor="mysql", server_id=7, checkpoint_table="meta.checkpoint",
+                   run_id="r1", tables=(),
                    type_conversions="", column_mapping="name", idempotent=False, keep=False)
 
 
