@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 
 import pytest
 
@@ -40,6 +41,10 @@ def applier_process(tmp_path):
     state.mkdir()
     service.pid_path(state).write_text(f"{proc.pid}\n")
     try:
+        deadline = time.monotonic() + 10
+        while service.running_pid(state) != proc.pid:  # its command line, once exec'd
+            assert time.monotonic() < deadline and proc.poll() is None, proc.poll()
+            time.sleep(0.01)
         yield state, proc.pid
     finally:
         proc.kill()
