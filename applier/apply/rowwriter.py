@@ -84,7 +84,7 @@ class RowWriter:
     def _exec(self, sql: str, args, txn) -> int:
         """Execute now (after the statement in flight), the arguments bound here."""
         self.executor.drain()
-        query = self.executor.literal(sql, args)
+        query = self.executor.bind(sql, args)
         self._fits(query, txn)
         try:
             return self.executor.execute(query)
@@ -118,7 +118,7 @@ class RowWriter:
     def _insert_rows(self, tp, cols, batch, txn) -> None:
         """One multi-row INSERT; halved while it exceeds the target's max_allowed_packet."""
         args = [v for image in batch for v in image.values()]
-        query = self.executor.literal(tp.insert(cols, len(batch)), args)
+        query = self.executor.bind(tp.insert(cols, len(batch)), args)
         if not self._fitting(query) and len(batch) > 1:
             half = len(batch) // 2
             self._insert_rows(tp, cols, batch[:half], txn)
@@ -184,7 +184,7 @@ class RowWriter:
 
         def rejected(exc: Exception) -> None:
             jsondiffsql.check_rejected(exc, tp.target.qualified, after, txn.end)
-        self._send(self.executor.literal(sql, args), txn, found, rejected)
+        self._send(self.executor.bind(sql, args), txn, found, rejected)
 
     def _update_batch(self, tp, plan, batch, txn) -> None:
         """One UPDATE ... JOIN for the batch; halved while it exceeds max_allowed_packet;
@@ -200,7 +200,7 @@ class RowWriter:
         for before, after in batch:  # per row: its key, then its new values
             args += [before[k] for k in keys]
             args += after.values()
-        query = self.executor.literal(tp.update_batch(plan, cols, len(batch)), args)
+        query = self.executor.bind(tp.update_batch(plan, cols, len(batch)), args)
         if not self._fitting(query):
             half = len(batch) // 2
             self._update_batch(tp, plan, batch[:half], txn)
@@ -239,7 +239,7 @@ class RowWriter:
         if len(batch) == 1:
             self._delete_one(tp, plan, batch[0], txn)
             return
-        query = self.executor.literal(tp.delete_keys(plan, len(batch)),
+        query = self.executor.bind(tp.delete_keys(plan, len(batch)),
                                       sqlbuild.key_args(plan, batch))
         self.executor.savepoint(_BATCH)
 

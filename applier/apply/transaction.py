@@ -285,7 +285,7 @@ class TransactionApplier:
             else:  # nothing was written (filtered): the checkpoint carries the GTID
                 kept.enter(ex, self._gtid)
         try:
-            ex.send(ex.literal(sql, args), must_succeed)
+            ex.send(ex.bind(sql, args), must_succeed)
             ex.commit()
         finally:
             if unlogged:

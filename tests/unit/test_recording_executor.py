@@ -46,11 +46,11 @@ class RecordingExecutor:
     def __init__(self, count=lambda query: 1, max_packet=64 * 1024 * 1024):
         self.count = count
         self.max_packet = max_packet
-        self.bound: list[tuple[str, list]] = []  # (template, arguments) per literal()
+        self.bound: list[tuple[str, list]] = []  # (template, arguments) per bind()
         self.sent: list[tuple] = []  # ("send" | "execute" | ..., text[, arguments])
         self._in_flight = None
 
-    def literal(self, sql, args):
+    def bind(self, sql, args):
         self.bound.append((sql, list(args) if args is not None else None))
         return literals.mogrify(Binding, sql, args)
 
