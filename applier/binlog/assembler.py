@@ -63,8 +63,8 @@ class Assembler:
 
     source: what the assembler reads and updates on the stream's behalf: ``log_file``
     (kept current from ROTATE events), ``tables`` (table id -> (SourceTable, codecs)),
-    ``table_filter``, ``on_heartbeat`` and ``library_context()`` -> (the library's table
-    map, its control connection). handled: the event types used (`eventtypes.HANDLED`;
+    ``table_filter``, ``on_heartbeat``, ``library_context()`` -> (the library's table
+    map, its control connection) and, to stream a large transaction, ``next_event()``. handled: the event types used (`eventtypes.HANDLED`;
     a test may remove one to see it refused)."""
 
     def __init__(self, source, handled: frozenset[int] = et.HANDLED):
@@ -284,11 +284,11 @@ class Assembler:
         event, whose inner events are already in memory), not already streamed."""
         return (self.streaming is None and self.container is None
                 and len(self.changes) > self.stream_rows
-                and getattr(self.src, "_next_event", None) is not None)
+                and getattr(self.src, "next_event", None) is not None)
 
     def _stream(self, ev: WireEvent) -> Transaction:
         """The open transaction, handed over before its end: its changes are an iterator
-        that reads further events (through the source's `_next_event`) as the applier
+        that reads further events (through the source's `next_event`) as the applier
         consumes them. Until the end, `end` is where reading has got to (for messages)."""
         txn = Transaction(Position(self.src.log_file, self.last_pos, self.gtid), [],
                           timestamp=ev.timestamp, streamed=True)
@@ -302,7 +302,7 @@ class Assembler:
             yield from buffered
             if self.streaming is not txn:  # _end reached: the transaction is complete
                 return
-            ev = self.src._next_event()
+            ev = self.src.next_event()
             if ev is None:
                 raise TransientError(
                     f"the binlog stream ended inside a transaction at {self.src.log_file}:"
