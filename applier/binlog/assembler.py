@@ -28,7 +28,7 @@ library objects (`applier.binlog.libevents.EventFactory`) and fed through `feed`
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 
 from applier.binlog import eventtypes as et
 from applier.binlog import libquery, payload, rowimage, statements, tablemapwire, wireevent
@@ -64,8 +64,9 @@ class Assembler:
     source: what the assembler reads and updates on the stream's behalf: ``log_file``
     (kept current from ROTATE events), ``tables`` (table id -> (SourceTable, codecs)),
     ``table_filter``, ``on_heartbeat``, ``library_context()`` -> (the library's table
-    map, its control connection) and, to stream a large transaction, ``next_event()``. handled: the event types used (`eventtypes.HANDLED`;
-    a test may remove one to see it refused)."""
+    map, its control connection) and, to stream a large transaction, ``next_event()``.
+    handled: the event types used (`eventtypes.HANDLED`; a test may remove one to see it
+    refused)."""
 
     def __init__(self, source, handled: frozenset[int] = et.HANDLED):
         self.src = source
@@ -290,13 +291,13 @@ class Assembler:
         """The open transaction, handed over before its end: its changes are an iterator
         that reads further events (through the source's `next_event`) as the applier
         consumes them. Until the end, `end` is where reading has got to (for messages)."""
-        txn = Transaction(Position(self.src.log_file, self.last_pos, self.gtid), [],
-                          timestamp=ev.timestamp, streamed=True)
-        txn.changes = self._rest(txn)
+        txn = Transaction(Position(self.src.log_file, self.last_pos, self.gtid),
+                          self._rest(), timestamp=ev.timestamp, streamed=True)
         self.streaming = txn
         return txn
 
-    def _rest(self, txn: Transaction):
+    def _rest(self) -> Iterator[RowChange | Statement]:
+        txn = self.streaming  # (a generator's body runs once consumed: set by then)
         while True:
             buffered, self.changes = self.changes, []
             yield from buffered

@@ -119,6 +119,7 @@ class Pipeline:
                 if not txn.streamed:
                     self.queue.put((_TXN, txn), len(txn.changes))
                     continue
+                # announced: its changes follow in parts (`_streamed`, applier thread)
                 self.queue.put((_TXN, Transaction(txn.end, [], txn.timestamp, streamed=True)))
                 part: list[RowChange | Statement] = []
                 for change in txn.changes:  # reads the binlog on, in this thread
@@ -153,10 +154,18 @@ class Pipeline:
                                      f" place ({kind})")
             txn = item[1]
             if txn is not HEARTBEAT and txn.streamed:
-                txn.changes = self._parts(txn)
+                txn = self._streamed(txn)
             yield txn
 
-    def _parts(self, txn: Transaction):
+    def _streamed(self, head: Transaction) -> Transaction:
+        """The streamed transaction the reader announced (``head``: its end so far), its
+        changes read chunk by chunk from the reader as they are consumed."""
+        def changes() -> Iterator[RowChange | Statement]:
+            yield from self._parts(txn)
+        txn = Transaction(head.end, changes(), head.timestamp, streamed=True)
+        return txn
+
+    def _parts(self, txn: Transaction) -> Iterator[RowChange | Statement]:
         """A streamed transaction's changes, chunk by chunk from the reader; its end and
         timestamp are final once exhausted (as when read in this thread)."""
         while True:
