@@ -99,18 +99,20 @@ class Pipeline:
     """Iterate to get, in order, Transactions and HEARTBEATs; ends when the source ends
     (``--until-caught-up``).
 
-    source: an iterable of Transactions whose ``on_heartbeat`` is called while it is
-    iterated (BinlogSource) and, optionally, ``interrupt()`` to unblock a read."""
+    source: an iterable of Transactions (BinlogSource), optionally with ``interrupt()``
+    to unblock a read. The source's heartbeats reach the pipeline when whoever built the
+    source has it call ``heartbeat`` (the daemon does: applier.ops.daemon)."""
 
     def __init__(self, source, *, budget: int = BUDGET, depth: int = DEPTH):
         self.source = source
         self.queue = Handoff(budget, depth)
-        source.on_heartbeat = self._heartbeat  # called in the reader thread
         self._thread = threading.Thread(target=self._read, name="binlog-reader", daemon=True)
         self._started = False
 
     # -- the reader thread ------------------------------------------------------------
-    def _heartbeat(self) -> None:
+    def heartbeat(self) -> None:
+        """The source sent a heartbeat (called in the reader thread, while the source is
+        iterated): yielded as HEARTBEAT after what was read before it."""
         self.queue.put((_TXN, HEARTBEAT))
 
     def _read(self) -> None:
