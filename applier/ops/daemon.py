@@ -275,7 +275,8 @@ class Daemon:
             start = resume_point(saved, self.cfg.replication,
                                  blocking=not self.until_caught_up)
             self._phase = "preparing the target session"
-            applier = TransactionApplier(target, self.checkpoint, self.options, self.live.totals)
+            applier = TransactionApplier.on_connection(target, self.checkpoint, self.options,
+                                                       self.live.totals)
             if applier.kept is not None:
                 self._phase = "checking the target for keep_source_gtids"
                 applier.kept.check(target)
