@@ -36,6 +36,7 @@ from applier.apply.schema import SchemaCache, foreign_keys_or_triggers
 from applier.apply.sourcetypes import SourceTypes
 from applier.apply.writeset import WriteSets
 from applier.binlog.events import RowChange, Statement, Transaction
+from applier.convert.rows import convert_rows
 from applier.core.conversions import Mode
 from applier.core.position import Position
 from applier.core.renames import Renames
@@ -354,12 +355,12 @@ class TransactionApplier:
         tp = self.table_plan(group[0].table)
         period = self.versioning.period(tp)
         if period is None:
-            return self.writer.write(tp, group, txn)
+            return self._write_rows(tp, group, txn)
         applied = 0  # each run of changes at the source's instant (apply/versioning.py)
         try:
             for stamp, run in versioning.runs(self.versioning.changes(period, group)):
                 self.executor.execute(f"SET timestamp = {stamp}")
-                applied += self.writer.write(tp, run, txn)
+                applied += self._write_rows(tp, run, txn)
         except BaseException:
             with contextlib.suppress(Exception):  # the session may be gone
                 self.executor.discard()  # a rollback follows
@@ -368,3 +369,8 @@ class TransactionApplier:
         self.executor.execute("SET timestamp = DEFAULT")
         return applied
 
+    def _write_rows(self, tp: TablePlan, group: list[RowChange], txn: Transaction) -> int:
+        """Convert (applier.convert.rows), then write (applier.apply.rowwriter), in the
+        error context of the group's rows event."""
+        self.context.rows(group[0].kind, tp.target)
+        return self.writer.write(tp, convert_rows(tp.mapping, group), txn)
