@@ -19,7 +19,6 @@ import logging
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from applier.apply import batching, groupmerge, versioning
 from applier.apply.checks import SessionChecks
@@ -33,7 +32,7 @@ from applier.apply.plancache import PlanCache
 from applier.apply.plans import TablePlan
 from applier.apply.rowwriter import RowWriter
 from applier.apply.schema import SchemaCache, foreign_keys_or_triggers
-from applier.apply.sourcetypes import SourceTypes
+from applier.apply.sourcetypes import ReadDeclared, SourceTypes
 from applier.apply.writeset import WriteSets
 from applier.binlog.events import RowChange, Statement, Transaction
 from applier.convert.rows import convert_rows
@@ -71,7 +70,9 @@ class ApplyOptions:
     # the source's column definitions the DDL policy knows (applier.apply.ddlpolicy): kept
     # by the daemon across reconnects, as its ApplyOptions are
     source_definitions: dict = field(default_factory=dict, compare=False, hash=False)
-    source: Any = None  # the source's ServerConfig: asked for UUID/INET column types
+    # the source's UUID/INET6/INET4 column declarations of a table (applier.ops.sourcecolumns
+    # reads them; applier.apply.sourcetypes): None, never asked (those conversions refused)
+    source_columns: ReadDeclared | None = field(default=None, compare=False, hash=False)
     # commit under the source's GTIDs, skip what the target executed (applier.apply.keptgtids)
     keep_source_gtids: bool = False
     # names that change between source and target: rewrite_db, [[tables]]
@@ -97,7 +98,7 @@ class TransactionApplier:
                                                      options.source_definitions),
                                            names=options.names)
         self.plans = PlanCache(SchemaCache(conn), self.statements.policy,
-                               SourceTypes(options.source),  # MariaDB UUID/INET types
+                               SourceTypes(options.source_columns),  # MariaDB UUID/INET types
                                options.mode, options.column_mapping, options.target_triggers,
                                before_read=self.executor.drain, names=options.names)
         self.context = ErrorContext()  # what is being applied, for error messages

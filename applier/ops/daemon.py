@@ -44,6 +44,7 @@ from applier.errors import (
 from applier.ops import pipeline as pipe
 from applier.ops.metrics import Metrics
 from applier.ops.outage import Outage
+from applier.ops.sourcecolumns import SourceColumns
 from applier.ops.statusfile import StatusFile
 from applier.replstate.checkpoint import Checkpoint
 from applier.server_codes import SPECIFIC_ACCESS_DENIED
@@ -138,7 +139,7 @@ class Daemon:
                                accept=excluding(table_filter(r.do_tables, r.ignore_tables),
                                                 r.checkpoint_table),
                                accept_db=database_filter(r.do_tables, r.ignore_tables),
-                               source=config.source,
+                               source_columns=SourceColumns(config.source),
                                keep_source_gtids=r.keep_source_gtids,
                                names=config.names)
 
@@ -296,6 +297,7 @@ class Daemon:
             if source is not None:
                 self._replicated = self._replicated or source.received
                 source.close()
+            self.options.source_columns.close()  # a new session asks on a new connection
 
     def _saved_checkpoint(self, target):
         """The committed checkpoint (recorded first on the very first start)."""
