@@ -133,6 +133,9 @@ class TargetServer:
     def get_server_info(self):
         return self.version
 
+    def close(self):
+        self.closed = True
+
 
 class Schemas:
     """The target's definitions: db.t only, never changing."""

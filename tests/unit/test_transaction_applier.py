@@ -24,8 +24,9 @@ from tests.unit.recording import (
 )
 
 
-def applier(ex, idempotent=False, **options):
-    return recorded_applier(ex, idempotent, TargetServer("10.11.0-MariaDB"), **options)
+def applier(ex, idempotent=False, server=None, **options):
+    return recorded_applier(ex, idempotent, server or TargetServer("10.11.0-MariaDB"),
+                            **options)
 
 
 def test_mixed_changes_exact_statements():
@@ -133,3 +134,61 @@ def test_a_target_table_with_a_trigger_stops_before_any_row_unless_fire():
     fire.schemas.found = a.schemas.found
     assert fire.apply(txn(ins(1, "a"))) == 1
     assert "INSERT INTO `db`.`t` (`id`, `v`) VALUES (1, 'a')" in ex.statements()
+
+
+GTID = "3e11fa47-71ca-11e1-9e33-c80aa9429562:7"
+
+
+def kept_txn(*changes):
+    return Transaction(Position("bin.000001", 400, GTID), list(changes))
+
+
+def test_kept_source_gtids_a_rows_only_transaction_commits_under_its_source_gtid():
+    ex = RecordingExecutor(matched, rows=[(0,)])  # GTID_SUBSET: not executed yet
+    a = applier(ex, keep_source_gtids=True, server=TargetServer("9.7.0"))
+    assert a.apply(kept_txn(ins(1, "a"))) == 1
+    sent = ex.statements()
+    assert sent[:5] == [f"SET SESSION gtid_next = '{GTID}'",  # owned: waits for its owner
+                        f"SELECT GTID_SUBSET('{GTID}', @@GLOBAL.gtid_executed)",
+                        "SET SESSION gtid_next = 'AUTOMATIC'",
+                        f"SET SESSION gtid_next = '{GTID}'",  # the transaction under it
+                        "INSERT INTO `db`.`t` (`id`, `v`) VALUES (1, 'a')"]
+    assert sent[5].startswith("INSERT INTO `applier`.`checkpoint`")
+    assert sent[6:] == ["SET SESSION gtid_next = 'AUTOMATIC'"]
+    assert [s[0] for s in ex.sent if s[0] in ("commit", "rollback")] == [
+        "commit", "rollback", "commit", "commit"]  # the read, its release, ..., the commit
+
+
+def test_kept_source_gtids_a_transaction_the_target_executed_is_skipped_unlogged():
+    ex = RecordingExecutor(matched, rows=[(1,)])
+    a = applier(ex, keep_source_gtids=True, server=TargetServer("9.7.0"))
+    assert a.apply(kept_txn(ins(1, "a"))) == 0 and a.skipped and a.totals.skipped == 1
+    sent = ex.statements()
+    assert not any(s.startswith("INSERT INTO `db`") for s in sent)
+    assert sent[-3] == "SET SESSION sql_log_bin = 0"  # no new target GTID for it
+    assert sent[-2].startswith("INSERT INTO `applier`.`checkpoint`") and GTID in sent[-2]
+    assert sent[-1] == "SET SESSION sql_log_bin = 1"
+
+
+def test_kept_source_gtids_a_ddl_commits_the_gtid_and_its_checkpoint_goes_unlogged():
+    ex = RecordingExecutor(matched)
+    a = applier(ex, keep_source_gtids=True, server=TargetServer("10.11.0-MariaDB"))
+
+    def execute(cur, st, end):  # as the statement applier runs a DDL statement
+        a.statements.before_execute(cur)
+        cur.execute(st.sql)
+        return True
+    a.statements.apply = execute
+    t = Transaction(Position("bin.000001", 400, "0-1-9"), [Statement("db", "CREATE TABLE x")])
+    ex.rows = [("0-1-8",)]  # gtid_binlog_state: 9 not executed
+    a.apply(t)
+    sent = ex.statements()
+    assert sent[:5] == [
+        "SELECT @@GLOBAL.gtid_binlog_state",
+        "SET SESSION gtid_domain_id = 0, server_id = 1, gtid_seq_no = 9",
+        "CREATE TABLE x",  # commits the source GTID
+        "SET SESSION gtid_domain_id = @@GLOBAL.gtid_domain_id, server_id = @@GLOBAL.server_id",
+        "SET SESSION sql_log_bin = 0"]  # the checkpoint alone: no new target GTID
+    assert sent[5].startswith("INSERT INTO `applier`.`checkpoint`") and "'0-1-9'" in sent[5]
+    assert sent[6:] == ["SET SESSION sql_log_bin = 1"]
+    assert [s[0] for s in ex.sent if s[0] in ("commit", "rollback")] == ["commit"] * 3
