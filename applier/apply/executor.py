@@ -32,8 +32,9 @@ class Executor(Protocol):
     encoding: str  # the connection's character set (a statement's size on the wire)
     max_packet: int  # the session's max_allowed_packet in bytes
 
-    def literal(self, sql: str, args: Any) -> str:
-        """``sql`` with its %s placeholders bound to ``args`` as SQL literals."""
+    def bind(self, sql: str, args: Any) -> str:
+        """The statement ``sql`` with its %s placeholders bound to ``args`` (each written
+        as an SQL literal): the text that is sent."""
 
     def execute(self, sql: str, args: Any = None) -> int:
         """Run now (after the statement in flight); the affected (matched) rows."""
@@ -80,7 +81,7 @@ class SessionExecutor:
         self.inflight = InFlight(conn)
         self._cursor = conn.cursor()
 
-    def literal(self, sql: str, args: Any) -> str:
+    def bind(self, sql: str, args: Any) -> str:
         return literals.mogrify(self.conn, sql, args)
 
     def execute(self, sql: str, args: Any = None) -> int:

@@ -39,6 +39,7 @@ from __future__ import annotations
 import logging
 
 from applier.apply.target import error_code, flavor_of
+from applier.binlog.events import Statement, Transaction
 from applier.core.gtidset import binlog_state_has, flavor_of_gtid
 from applier.errors import ReplicationStopped
 
@@ -81,11 +82,69 @@ def requirements(conn) -> list[str]:
 
 
 class KeptGtids:
-    """Commits the transactions of one target session under their source GTIDs."""
+    """Commits the transactions of one target session under their source GTIDs: the
+    session's GTID (``enter``, ``leave``) and the transaction being applied (``begin``,
+    then ``before_statement``, ``after_statement``, ``before_rows``,
+    ``before_checkpoint`` as the transaction applier reaches them)."""
 
     def __init__(self, conn):
         self.flavor = flavor_of(conn)
         self.entered: str | None = None  # the GTID the session is set to, until left
+        # the transaction being applied: its GTID, which a DDL statement of it commits ...
+        self.gtid: str | None = None
+        self.consumed = False  # ... and the statement did commit it
+        self.rows_follow = False  # rows come after its statement (CREATE TABLE ... SELECT)
+
+    # -- the transaction being applied ---------------------------------------------------
+    def begin(self, ex, txn: Transaction) -> None:
+        """Before ``txn`` is written: rows only, the whole transaction goes under its GTID
+        (entered now); with a statement, the statement commits it (``before_statement``)."""
+        self.gtid, self.consumed = txn.end.gtid, False
+        has_statement, self.rows_follow = (statement_shape(txn) if self.gtid
+                                           else (False, False))
+        if self.gtid and not has_statement:
+            self.enter(ex, self.gtid)
+
+    def before_statement(self, cur) -> None:
+        """Before a DDL statement of the transaction runs: it commits the GTID, unless rows
+        follow it (CREATE TABLE ... SELECT): the statement then commits under the target's
+        own GTID and the rows with the checkpoint under the source's, so a crash between
+        the two replays the statement (already so) and applies the rows."""
+        if self.gtid and not self.consumed and not self.rows_follow:
+            self.enter(cur, self.gtid)
+
+    def after_statement(self, ex) -> None:
+        """A DDL statement was executed: it committed the GTID entered for it (the reads
+        after it, the DDL policy's, end first)."""
+        if self.entered:
+            ex.commit()
+            self.leave(ex)
+            self.consumed = True
+
+    def before_rows(self, ex) -> None:
+        """Before the first row of a transaction that has a statement not yet committing
+        its GTID (a SAVEPOINT passed over, a DDL ignored, the CREATE of a CREATE TABLE ...
+        SELECT): the rows and the checkpoint go under the source GTID. Nothing of the
+        transaction is written yet (only reads are open: ended first)."""
+        if not self.gtid or self.consumed or self.entered is not None:
+            return
+        ex.drain()
+        ex.commit()
+        self.enter(ex, self.gtid)
+
+    def before_checkpoint(self, ex) -> bool:
+        """Before the transaction's checkpoint: True when it is written unlogged (a DDL
+        committed the GTID: the checkpoint alone; ``unlogged(ex, False)`` after the
+        commit); when nothing was written (filtered), the checkpoint carries the GTID."""
+        if not self.gtid or self.entered:
+            return False
+        if self.consumed:
+            self.unlogged(ex, True)
+            return True
+        self.enter(ex, self.gtid)
+        return False
+
+    # -- the session ---------------------------------------------------------------------
 
     def check(self, conn) -> None:
         """Stop (exit 3) with the first missing requirement."""
@@ -145,3 +204,18 @@ class KeptGtids:
                 f"[replication] keep_source_gtids: the source's GTID {gtid} cannot be kept "
                 f"on a {self.flavor} target (MySQL and MariaDB GTIDs differ) — set "
                 "keep_source_gtids = false", code=1782)
+
+
+def statement_shape(txn: Transaction) -> tuple[bool, bool]:
+    """(it holds a statement, a row change follows one: CREATE TABLE ... SELECT). A
+    statement (DDL) commits the GTID itself (its implicit commit); a streamed transaction
+    is rows only (DDL is never streamed)."""
+    if txn.streamed:
+        return False, False
+    seen = False
+    for c in txn.changes:
+        if isinstance(c, Statement):
+            seen = True
+        elif seen:
+            return True, True
+    return seen, False

@@ -46,7 +46,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from applier.apply.commitgroup import Applied, GroupLimits
-from applier.apply.schema import foreign_keys_or_triggers
 from applier.apply.target import connect
 from applier.apply.transaction import TransactionApplier
 from applier.apply.writeset import WriteSets
@@ -169,7 +168,7 @@ class ParallelApply:
                 log.warning("%s did not end within 30 s", thread.name)
         for worker in self._appliers:
             try:
-                worker.conn.close()
+                worker.close()
             except Exception:
                 log.debug("closing a worker's connection", exc_info=True)
         self._threads, self._appliers = [], []
@@ -277,7 +276,7 @@ class ParallelApply:
         try:
             for txn in task.txns:
                 task.counts.append(worker.add(txn))
-            worker.executor.drain()  # every result read: an error is its own, now
+            worker.read_results()  # every result read: an error is its own, now
         except BaseException as exc:  # noqa: BLE001 - handed to the daemon's thread
             worker.abandon()
             self._fail(task, exc)
@@ -321,13 +320,12 @@ def start(target_cfg, applier, workers: int, limits: GroupLimits,
           applied: Applied) -> ParallelApply:
     """``workers`` connections to the target in the apply session, each with its own
     TransactionApplier sharing ``applier``'s checkpoint, options and totals."""
-    def make_worker():
+    def make_worker() -> TransactionApplier:
         conn = connect(target_cfg, apply_session=True, autocommit=False, section="target")
         try:
-            return TransactionApplier(conn, applier.checkpoint, applier.opt, applier.totals)
+            return applier.sibling(conn)
         except BaseException:
             conn.close()
             raise
     return ParallelApply(applier, make_worker, workers, limits, applied,
-                         foreign_keys_or_triggers(applier.conn,
-                                                  after_read=applier.conn.commit))
+                         applier.shared_tables())

@@ -1,10 +1,11 @@
-"""Writes the row changes of a transaction to the target with set-based statements where
-they are equivalent: consecutive inserts into one table become multi-row INSERTs,
-consecutive deletes by a unique key one DELETE ... IN (...), consecutive updates by a
-unique key one UPDATE ... JOIN over a derived table of keys and new values (row by row,
-inside a savepoint, when fewer rows matched than were sent, so a missing row is named).
-A statement over the target's max_allowed_packet is halved until it fits (a single row
-that does not fit stops, 1153).
+"""Writes the row changes of a transaction, converted to the target's values
+(applier.convert.rows: the transaction applier converts a group before it is written), to
+the target with set-based statements where they are equivalent: consecutive inserts
+into one table become multi-row INSERTs, consecutive deletes by a unique key one
+DELETE ... IN (...), consecutive updates by a unique key one UPDATE ... JOIN over a
+derived table of keys and new values (row by row, inside a savepoint, when fewer rows
+matched than were sent, so a missing row is named). A statement over the target's
+max_allowed_packet is halved until it fits (a single row that does not fit stops, 1153).
 
 Statements go through the Executor (applier.apply.executor): a set-based statement is
 sent ahead and its result read before the next one (applier.apply.inflight); its count
@@ -26,7 +27,8 @@ from applier.apply.errorcontext import ErrorContext, show
 from applier.apply.executor import Executor
 from applier.apply.plans import TablePlan
 from applier.apply.target import check_packet, error_code
-from applier.binlog.events import RowChange, Transaction
+from applier.binlog.events import Transaction
+from applier.convert.rows import ConvertedRows
 from applier.mysqljson import jsondiffsql
 
 log = logging.getLogger(__name__)
@@ -40,16 +42,16 @@ class RowWriter:
         self.idempotent = idempotent  # IDEMPOTENT: a missing row or a duplicate key goes on
         self.lookups: Counter = Counter()  # lookups by kind (the applier resets it)
 
-    def write(self, tp: TablePlan, group: list[RowChange], txn: Transaction) -> int:
-        """Apply a group of changes of one kind to one table (applier.apply.batching);
-        the number of row changes."""
-        kind = group[0].kind
-        self.context.rows(kind, tp.target)
+    def write(self, tp: TablePlan, rows: ConvertedRows, txn: Transaction) -> int:
+        """Apply a group of changes of one kind to one table (applier.apply.batching),
+        converted (applier.convert.rows), in the error context of its rows event; the
+        number of row changes."""
+        kind = rows.kind
         if kind == "insert":
-            return self._inserts(tp, group, txn)
+            return self._inserts(tp, rows.afters, txn)
         if kind == "delete":
-            return self._deletes(tp, group, txn)
-        return self._updates(tp, group, txn)
+            return self._deletes(tp, rows.befores, txn)
+        return self._updates(tp, rows.befores, rows.afters, txn)
 
     # -- sending ------------------------------------------------------------------------
     def _fits(self, query: str, txn) -> None:
@@ -84,7 +86,7 @@ class RowWriter:
     def _exec(self, sql: str, args, txn) -> int:
         """Execute now (after the statement in flight), the arguments bound here."""
         self.executor.drain()
-        query = self.executor.literal(sql, args)
+        query = self.executor.bind(sql, args)
         self._fits(query, txn)
         try:
             return self.executor.execute(query)
@@ -102,8 +104,7 @@ class RowWriter:
         self.context.missing(t, plan, image, txn.end, event, self.idempotent)
 
     # -- rows ---------------------------------------------------------------------------
-    def _inserts(self, tp, group, txn) -> int:
-        images = tp.mapping.convert_images([c.after for c in group])
+    def _inserts(self, tp, images, txn) -> int:
         start = 0
         while start < len(images):
             keys = images[start].keys()  # same columns in the same (source) order
@@ -118,7 +119,7 @@ class RowWriter:
     def _insert_rows(self, tp, cols, batch, txn) -> None:
         """One multi-row INSERT; halved while it exceeds the target's max_allowed_packet."""
         args = [v for image in batch for v in image.values()]
-        query = self.executor.literal(tp.insert(cols, len(batch)), args)
+        query = self.executor.bind(tp.insert(cols, len(batch)), args)
         if not self._fitting(query) and len(batch) > 1:
             half = len(batch) // 2
             self._insert_rows(tp, cols, batch[:half], txn)
@@ -143,17 +144,15 @@ class RowWriter:
                 log.warning("IDEMPOTENT: duplicate key on %s at %s overwritten (1062): %s",
                             tp.target.qualified, txn.end, show(image))
 
-    def _updates(self, tp, group, txn) -> int:
+    def _updates(self, tp, befores, afters, txn) -> int:
         """Updates by a unique key that leave the key as it is go in batches of distinct
         keys (a key updated twice, or a key-changing update, ends the batch); the others
         one by one, in order."""
-        convert = tp.mapping.convert_images
         batch: list[tuple[dict, dict]] = []
         seen: set = set()
         plan = None
         names = this = None
-        for before, after in zip(convert([c.before for c in group]),
-                                 convert([c.after for c in group]), strict=True):
+        for before, after in zip(befores, afters, strict=True):
             if names is None or before.keys() != names:  # the same columns: the same plan
                 names, this = before.keys(), tp.lookup(frozenset(before))
             self.lookups[this.kind] += 1
@@ -172,7 +171,7 @@ class RowWriter:
                 plan = this
         if batch:
             self._update_batch(tp, plan, batch, txn)
-        return len(group)
+        return len(befores)
 
     def _update_one(self, tp, plan, before, after, txn) -> None:
         """One UPDATE by the plan's key, sent ahead; no row matched: the row is missing."""
@@ -184,7 +183,7 @@ class RowWriter:
 
         def rejected(exc: Exception) -> None:
             jsondiffsql.check_rejected(exc, tp.target.qualified, after, txn.end)
-        self._send(self.executor.literal(sql, args), txn, found, rejected)
+        self._send(self.executor.bind(sql, args), txn, found, rejected)
 
     def _update_batch(self, tp, plan, batch, txn) -> None:
         """One UPDATE ... JOIN for the batch; halved while it exceeds max_allowed_packet;
@@ -200,7 +199,7 @@ class RowWriter:
         for before, after in batch:  # per row: its key, then its new values
             args += [before[k] for k in keys]
             args += after.values()
-        query = self.executor.literal(tp.update_batch(plan, cols, len(batch)), args)
+        query = self.executor.bind(tp.update_batch(plan, cols, len(batch)), args)
         if not self._fitting(query):
             half = len(batch) // 2
             self._update_batch(tp, plan, batch[:half], txn)
@@ -216,8 +215,7 @@ class RowWriter:
                 self._update_one(tp, plan, before, after, txn)
         self._send(query, txn, matched)
 
-    def _deletes(self, tp, group, txn) -> int:
-        befores = tp.mapping.convert_images([c.before for c in group])
+    def _deletes(self, tp, befores, txn) -> int:
         plans = [tp.lookup(frozenset(b)) for b in befores]
         for plan in plans:
             self.lookups[plan.kind] += 1
@@ -239,7 +237,7 @@ class RowWriter:
         if len(batch) == 1:
             self._delete_one(tp, plan, batch[0], txn)
             return
-        query = self.executor.literal(tp.delete_keys(plan, len(batch)),
+        query = self.executor.bind(tp.delete_keys(plan, len(batch)),
                                       sqlbuild.key_args(plan, batch))
         self.executor.savepoint(_BATCH)
 

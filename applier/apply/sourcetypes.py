@@ -7,26 +7,32 @@ column is the source's information_schema asked (once per table map), and only c
 declares UUID/INET6/INET4 of that storage size are read as such. The source's definition
 now may differ from the one that wrote the binlog (an ALTER since): a column declared
 BINARY(16) then is not read as a UUID, and its conversion is refused as before.
+
+The source's answer is handed in (``read``: applier.ops.sourcecolumns reads it on a source
+connection); nothing here connects to the source.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
-from applier.apply.target import connect
 from applier.core.types import FIXED_BINARY, STRING, Column, SourceTable, SqlType, TableDef
+
+# (schema, table) -> the table's UUID/INET6/INET4 columns on the source:
+# [(ordinal position, column name, data type)]
+ReadDeclared = Callable[[str, str], list[tuple]]
 
 
 class SourceTypes:
-    def __init__(self, source_config):
-        self.cfg = source_config  # None: never asked (those conversions stay refused)
-        self.conn = None
+    def __init__(self, read: ReadDeclared | None):
+        self.read = read  # None: never asked (those conversions stay refused)
         self._known: dict[SourceTable, SourceTable] = {}
 
     def declared(self, table: SourceTable, target: TableDef, by: str) -> SourceTable:
         """table with UUID/INET6/INET4 column types where the source declares them and the
         target column is a string; table itself otherwise."""
-        if self.cfg is None or not any(self._asks(c, table, target, by) for c in table.columns):
+        if self.read is None or not any(self._asks(c, table, target, by) for c in table.columns):
             return table
         known = self._known.get(table)
         if known is None:
@@ -47,18 +53,7 @@ class SourceTypes:
         return tcol is not None and tcol.type.group == STRING
 
     def _read(self, table: SourceTable) -> SourceTable:
-        if self.conn is None:
-            self.conn = connect(self.cfg, section="source")
-        try:
-            with self.conn.cursor() as cur:
-                cur.execute("SELECT ORDINAL_POSITION, COLUMN_NAME, DATA_TYPE FROM"
-                            " information_schema.COLUMNS WHERE TABLE_SCHEMA = %s AND"
-                            " TABLE_NAME = %s AND DATA_TYPE IN ('uuid', 'inet6', 'inet4')",
-                            (table.schema, table.table))
-                rows = cur.fetchall()
-        except Exception:
-            self.close()
-            raise
+        rows = self.read(table.schema, table.table)
         by_name = {_text(n).lower(): _text(d).lower() for _, n, d in rows}
         by_position = {int(p) - 1: _text(d).lower() for p, _, d in rows}
         columns = []
@@ -72,13 +67,6 @@ class SourceTypes:
             columns.append(c)
         return replace(table, columns=tuple(columns))
 
-    def close(self) -> None:
-        if self.conn is not None:
-            try:
-                self.conn.close()
-            except Exception:  # already gone
-                pass
-            self.conn = None
 
 
 def _text(v) -> str:

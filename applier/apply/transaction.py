@@ -19,7 +19,6 @@ import logging
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from applier.apply import batching, groupmerge, versioning
 from applier.apply.checks import SessionChecks
@@ -33,9 +32,10 @@ from applier.apply.plancache import PlanCache
 from applier.apply.plans import TablePlan
 from applier.apply.rowwriter import RowWriter
 from applier.apply.schema import SchemaCache, foreign_keys_or_triggers
-from applier.apply.sourcetypes import SourceTypes
+from applier.apply.sourcetypes import ReadDeclared, SourceTypes
 from applier.apply.writeset import WriteSets
 from applier.binlog.events import RowChange, Statement, Transaction
+from applier.convert.rows import convert_rows
 from applier.core.conversions import Mode
 from applier.core.position import Position
 from applier.core.renames import Renames
@@ -70,7 +70,9 @@ class ApplyOptions:
     # the source's column definitions the DDL policy knows (applier.apply.ddlpolicy): kept
     # by the daemon across reconnects, as its ApplyOptions are
     source_definitions: dict = field(default_factory=dict, compare=False, hash=False)
-    source: Any = None  # the source's ServerConfig: asked for UUID/INET column types
+    # the source's UUID/INET6/INET4 column declarations of a table (applier.ops.sourcecolumns
+    # reads them; applier.apply.sourcetypes): None, never asked (those conversions refused)
+    source_columns: ReadDeclared | None = field(default=None, compare=False, hash=False)
     # commit under the source's GTIDs, skip what the target executed (applier.apply.keptgtids)
     keep_source_gtids: bool = False
     # names that change between source and target: rewrite_db, [[tables]]
@@ -78,16 +80,17 @@ class ApplyOptions:
 
 
 class TransactionApplier:
-    """``conn``: the target connection in the apply session (applier.apply.target);
-    statements go through ``executor`` (default: a SessionExecutor over ``conn``), the
-    target's definitions are read on ``conn``."""
+    """``executor``: the target session every statement goes through (applier.apply.executor;
+    ``on_connection`` builds the real one); ``conn``: the target connection in the apply
+    session (applier.apply.target) the target's definitions are read on; ``totals``: what
+    was applied, counted (shared by every applier of a daemon session)."""
 
-    def __init__(self, conn, checkpoint: Checkpoint, options: ApplyOptions, totals: Totals,
-                 executor: Executor | None = None):
-        self.conn = conn
-        self.executor = executor if executor is not None else SessionExecutor(conn)
+    def __init__(self, executor: Executor, conn, checkpoint: Checkpoint,
+                 options: ApplyOptions, totals: Totals):
+        self._conn = conn
+        self.executor = executor
         self.checkpoint = checkpoint
-        self.opt = options
+        self._options = options
         self.totals = totals
         self.statements = StatementApplier(conn, options.accept,
                                            options.accept_db, options.ddl,
@@ -95,7 +98,7 @@ class TransactionApplier:
                                                      options.source_definitions),
                                            names=options.names)
         self.plans = PlanCache(SchemaCache(conn), self.statements.policy,
-                               SourceTypes(options.source),  # MariaDB UUID/INET types
+                               SourceTypes(options.source_columns),  # MariaDB UUID/INET types
                                options.mode, options.column_mapping, options.target_triggers,
                                before_read=self.executor.drain, names=options.names)
         self.context = ErrorContext()  # what is being applied, for error messages
@@ -112,11 +115,31 @@ class TransactionApplier:
         # source GTIDs kept: one source transaction per target transaction, apply() only
         self.kept = KeptGtids(conn) if options.keep_source_gtids else None
         self.skipped = False  # the last transaction apply() was given was skipped
-        self._gtid: str | None = None  # the GTID a DDL statement of it commits under
-        self._consumed = False  # ... and the statement did commit it
-        self._rows_follow = False  # rows come after its statement (CREATE TABLE ... SELECT)
         if self.kept is not None:
-            self.statements.before_execute = self._enter_for_statement
+            self.statements.before_execute = self.kept.before_statement
+
+    @classmethod
+    def on_connection(cls, conn, checkpoint: Checkpoint, options: ApplyOptions,
+                      totals: Totals) -> TransactionApplier:
+        """The applier over a target connection in the apply session: its statements
+        through a SessionExecutor over ``conn``."""
+        return cls(SessionExecutor(conn), conn, checkpoint, options, totals)
+
+    def sibling(self, conn) -> TransactionApplier:
+        """Another applier over another target connection (a parallel worker), sharing
+        this one's checkpoint, options and totals."""
+        return TransactionApplier.on_connection(conn, self.checkpoint, self._options,
+                                                self.totals)
+
+    def shared_tables(self) -> Callable:
+        """``shared(target TableDef)``: the table has foreign keys or triggers (its rows
+        change other rows), read on this applier's connection outside a transaction (each
+        read committed): for a parallel apply's writesets (applier.apply.parallel)."""
+        return foreign_keys_or_triggers(self._conn, after_read=self._conn.commit)
+
+    def close(self) -> None:
+        """Close the target connection (a parallel worker's, when the workers end)."""
+        self._conn.close()
 
     @property
     def lookups(self) -> Counter:
@@ -164,13 +187,9 @@ class TransactionApplier:
     def _apply(self, txn: Transaction) -> int:
         ex = self.executor
         ex.pipeline(1)  # careful: each result read before the next statement goes out
-        kept = self.kept if txn.end.gtid else None
-        self._gtid, self._consumed = (txn.end.gtid if kept else None), False
-        has_statement, self._rows_follow = (_statement_shape(txn) if kept is not None
-                                            else (False, False))
         try:
-            if kept is not None and not has_statement:
-                kept.enter(ex, txn.end.gtid)  # rows only: the whole transaction under it
+            if self.kept is not None:
+                self.kept.begin(ex, txn)  # under its source GTID (applier.apply.keptgtids)
             applied, lookups = self._write(txn)
             self._commit(txn.end, [txn.end.gtid], 1, applied)
         except BaseException as exc:
@@ -199,6 +218,11 @@ class TransactionApplier:
         self._commit(ends[-1], [end.gtid for end in ends], len(ends), sum(rows))
         for applied, counted in zip(rows, lookups, strict=True):
             self._count(applied, counted)
+
+    def read_results(self) -> None:
+        """Read the results of the statements added and in flight: an error raised now
+        belongs to what was added (a parallel worker's task)."""
+        self.executor.drain()
 
     def abandon(self) -> None:
         """Roll back what was added (read every result in flight first)."""
@@ -259,12 +283,11 @@ class TransactionApplier:
                 executed = self.statements.apply(ex, group, txn.end)
                 if executed:
                     self.forget_plans()
-                if executed and self.kept is not None and self.kept.entered:  # DDL: committed
-                    ex.commit()  # the reads after it (the DDL policy's) end first
-                    self.kept.leave(ex)
-                    self._consumed = True
+                if executed and self.kept is not None:
+                    self.kept.after_statement(ex)  # DDL: it committed the source GTID
             else:
-                self._enter_for_rows()
+                if self.kept is not None:
+                    self.kept.before_rows(ex)
                 self.checks.set(ex, group[0].checks_off)
                 applied += self._rows(group, txn)
         self.checks.set(ex, 0)
@@ -277,15 +300,10 @@ class TransactionApplier:
         sql, args, executed = self.checkpoint.upsert(
             end, self.totals.transactions + transactions, self.totals.rows + rows,
             gtids=[g for g in gtids if g])
-        kept, unlogged = self.kept, False
-        if kept is not None and self._gtid and not kept.entered:
-            if self._consumed:  # a DDL committed the GTID: the checkpoint alone, unlogged
-                unlogged = True
-                kept.unlogged(ex, True)
-            else:  # nothing was written (filtered): the checkpoint carries the GTID
-                kept.enter(ex, self._gtid)
+        kept = self.kept
+        unlogged = kept is not None and kept.before_checkpoint(ex)
         try:
-            ex.send(ex.literal(sql, args), must_succeed)
+            ex.send(ex.bind(sql, args), must_succeed)
             ex.commit()
         finally:
             if unlogged:
@@ -320,27 +338,6 @@ class TransactionApplier:
         log.debug("skipped %s at %s: the target has executed it", txn.end.gtid, txn.end)
         return 0
 
-    def _enter_for_statement(self, cur) -> None:
-        """Before a DDL statement of a kept-GTID transaction runs: it commits the GTID,
-        unless rows follow it (CREATE TABLE ... SELECT): the statement then commits under
-        the target's own GTID and the rows with the checkpoint under the source's, so a
-        crash between the two replays the statement (already so) and applies the rows."""
-        if self._gtid and not self._consumed and not self._rows_follow:
-            self.kept.enter(cur, self._gtid)
-
-    def _enter_for_rows(self) -> None:
-        """Before the first row of a kept-GTID transaction that has a statement not yet
-        committing its GTID (a SAVEPOINT passed over, a DDL ignored, the CREATE of a
-        CREATE TABLE ... SELECT): the rows and the checkpoint go under the source GTID.
-        Nothing of the transaction is written yet (only reads are open: ended first)."""
-        kept = self.kept
-        if kept is None or not self._gtid or self._consumed or kept.entered is not None:
-            return
-        ex = self.executor
-        ex.drain()
-        ex.commit()
-        kept.enter(ex, self._gtid)
-
     def _count(self, applied: int, lookups: Counter) -> None:
         self.totals.transactions += 1
         self.totals.rows += applied
@@ -359,12 +356,12 @@ class TransactionApplier:
         tp = self.table_plan(group[0].table)
         period = self.versioning.period(tp)
         if period is None:
-            return self.writer.write(tp, group, txn)
+            return self._write_rows(tp, group, txn)
         applied = 0  # each run of changes at the source's instant (apply/versioning.py)
         try:
             for stamp, run in versioning.runs(self.versioning.changes(period, group)):
                 self.executor.execute(f"SET timestamp = {stamp}")
-                applied += self.writer.write(tp, run, txn)
+                applied += self._write_rows(tp, run, txn)
         except BaseException:
             with contextlib.suppress(Exception):  # the session may be gone
                 self.executor.discard()  # a rollback follows
@@ -373,17 +370,8 @@ class TransactionApplier:
         self.executor.execute("SET timestamp = DEFAULT")
         return applied
 
-
-def _statement_shape(txn: Transaction) -> tuple[bool, bool]:
-    """(it holds a statement, a row change follows one: CREATE TABLE ... SELECT). A
-    statement (DDL) commits the GTID itself (its implicit commit); a streamed transaction
-    is rows only (DDL is never streamed)."""
-    if txn.streamed:
-        return False, False
-    seen = False
-    for c in txn.changes:
-        if isinstance(c, Statement):
-            seen = True
-        elif seen:
-            return True, True
-    return seen, False
+    def _write_rows(self, tp: TablePlan, group: list[RowChange], txn: Transaction) -> int:
+        """Convert (applier.convert.rows), then write (applier.apply.rowwriter), in the
+        error context of the group's rows event."""
+        self.context.rows(group[0].kind, tp.target)
+        return self.writer.write(tp, convert_rows(tp.mapping, group), txn)

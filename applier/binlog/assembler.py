@@ -28,7 +28,7 @@ library objects (`applier.binlog.libevents.EventFactory`) and fed through `feed`
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 
 from applier.binlog import eventtypes as et
 from applier.binlog import libquery, payload, rowimage, statements, tablemapwire, wireevent
@@ -63,9 +63,10 @@ class Assembler:
 
     source: what the assembler reads and updates on the stream's behalf: ``log_file``
     (kept current from ROTATE events), ``tables`` (table id -> (SourceTable, codecs)),
-    ``table_filter``, ``on_heartbeat`` and ``library_context()`` -> (the library's table
-    map, its control connection). handled: the event types used (`eventtypes.HANDLED`;
-    a test may remove one to see it refused)."""
+    ``table_filter``, ``on_heartbeat``, ``library_context()`` -> (the library's table
+    map, its control connection) and, to stream a large transaction, ``next_event()``.
+    handled: the event types used (`eventtypes.HANDLED`; a test may remove one to see it
+    refused)."""
 
     def __init__(self, source, handled: frozenset[int] = et.HANDLED):
         self.src = source
@@ -284,25 +285,25 @@ class Assembler:
         event, whose inner events are already in memory), not already streamed."""
         return (self.streaming is None and self.container is None
                 and len(self.changes) > self.stream_rows
-                and getattr(self.src, "_next_event", None) is not None)
+                and getattr(self.src, "next_event", None) is not None)
 
     def _stream(self, ev: WireEvent) -> Transaction:
         """The open transaction, handed over before its end: its changes are an iterator
-        that reads further events (through the source's `_next_event`) as the applier
+        that reads further events (through the source's `next_event`) as the applier
         consumes them. Until the end, `end` is where reading has got to (for messages)."""
-        txn = Transaction(Position(self.src.log_file, self.last_pos, self.gtid), [],
-                          timestamp=ev.timestamp, streamed=True)
-        txn.changes = self._rest(txn)
+        txn = Transaction(Position(self.src.log_file, self.last_pos, self.gtid),
+                          self._rest(), timestamp=ev.timestamp, streamed=True)
         self.streaming = txn
         return txn
 
-    def _rest(self, txn: Transaction):
+    def _rest(self) -> Iterator[RowChange | Statement]:
+        txn = self.streaming  # (a generator's body runs once consumed: set by then)
         while True:
             buffered, self.changes = self.changes, []
             yield from buffered
             if self.streaming is not txn:  # _end reached: the transaction is complete
                 return
-            ev = self.src._next_event()
+            ev = self.src.next_event()
             if ev is None:
                 raise TransientError(
                     f"the binlog stream ended inside a transaction at {self.src.log_file}:"

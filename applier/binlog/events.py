@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -59,10 +60,13 @@ class Transaction:
     """A whole source transaction with the position after it."""
 
     end: Position
-    changes: list[RowChange | Statement] = field(default_factory=list)
+    # a whole transaction: the list of its changes; a streamed one: an iterator (one
+    # pass) given at construction, never replaced
+    changes: list[RowChange | Statement] | Iterator[RowChange | Statement] = \
+        field(default_factory=list)
     timestamp: int = 0  # source commit time (unix seconds) for lag
-    # a large transaction read while it is applied: `changes` is an iterator (one pass)
-    # that reads the binlog on; `end` and `timestamp` are final once it is exhausted
+    # a large transaction read while it is applied: `changes` is an iterator that reads
+    # the binlog on; `end` and `timestamp` are final once it is exhausted
     streamed: bool = False
 
     @property

@@ -237,7 +237,7 @@ class BinlogSource:
         self._open()
         assembler = Assembler(self, self.handled)
         while True:
-            event = self._next_event()
+            event = self.next_event()
             if event is None:
                 self._ended(assembler)
                 return
@@ -321,7 +321,9 @@ class BinlogSource:
             cur.execute("SET @master_binlog_checksum = 'CRC32'")
         return conn
 
-    def _next_event(self):
+    def next_event(self):
+        """The stream's next event (a WireEvent), or None when the source ended it; the
+        assembler reads a streamed transaction on through it. Errors as ours."""
         if self._interrupted:
             raise TransientError("reading the source binlog was interrupted")
         try:

@@ -44,6 +44,7 @@ from applier.errors import (
 from applier.ops import pipeline as pipe
 from applier.ops.metrics import Metrics
 from applier.ops.outage import Outage
+from applier.ops.sourcecolumns import SourceColumns
 from applier.ops.statusfile import StatusFile
 from applier.replstate.checkpoint import Checkpoint
 from applier.server_codes import SPECIFIC_ACCESS_DENIED
@@ -125,6 +126,7 @@ class Daemon:
         self._phase = "connecting to the target"  # what the session does (outage messages)
         self._lag_written: int | None = None  # the live lag last handed to the status file
         self.overlap = True  # read and decode in a thread while applying (bench: off to profile)
+        self._pipeline: pipe.Pipeline | None = None  # the reader thread, while it runs
         r = config.replication
         self._every = max(1, config.daemon.progress_every)  # transactions per progress line
         self.limits = GroupLimits(r.group_max_transactions, r.group_max_rows,
@@ -137,7 +139,7 @@ class Daemon:
                                accept=excluding(table_filter(r.do_tables, r.ignore_tables),
                                                 r.checkpoint_table),
                                accept_db=database_filter(r.do_tables, r.ignore_tables),
-                               source=config.source,
+                               source_columns=SourceColumns(config.source),
                                keep_source_gtids=r.keep_source_gtids,
                                names=config.names)
 
@@ -274,7 +276,8 @@ class Daemon:
             start = resume_point(saved, self.cfg.replication,
                                  blocking=not self.until_caught_up)
             self._phase = "preparing the target session"
-            applier = TransactionApplier(target, self.checkpoint, self.options, self.live.totals)
+            applier = TransactionApplier.on_connection(target, self.checkpoint, self.options,
+                                                       self.live.totals)
             if applier.kept is not None:
                 self._phase = "checking the target for keep_source_gtids"
                 applier.kept.check(target)
@@ -284,7 +287,7 @@ class Daemon:
                                   start=start, blocking=not self.until_caught_up,
                                   table_filter=self.options.accept,
                                   heartbeat=self._heartbeat_period(),
-                                  on_heartbeat=self._heartbeat,
+                                  on_heartbeat=self._source_heartbeat,
                                   on_first_event=self._streaming)
             self._set_state("running")
             if self.notify:
@@ -294,6 +297,7 @@ class Daemon:
             if source is not None:
                 self._replicated = self._replicated or source.received
                 source.close()
+            self.options.source_columns.close()  # a new session asks on a new connection
 
     def _saved_checkpoint(self, target):
         """The committed checkpoint (recorded first on the very first start)."""
@@ -309,7 +313,7 @@ class Daemon:
         """Apply what the source yields, in order; with ``overlap`` a reader thread reads
         and decodes ahead while this thread applies (applier.ops.pipeline), and the
         transactions already read are committed in groups (applier.apply.commitgroup)."""
-        pipeline = pipe.Pipeline(source) if self.overlap else None
+        pipeline = self._pipeline = pipe.Pipeline(source) if self.overlap else None
         # kept source GTIDs: each source transaction its own target transaction (no groups)
         alone = self.options.keep_source_gtids
         workers = 1 if alone else self.cfg.replication.parallel_workers
@@ -348,7 +352,8 @@ class Daemon:
         finally:
             group.abandon()
             if pipeline is not None:
-                pipeline.close()
+                pipeline.close()  # the reader thread has ended: heartbeats come no more
+                self._pipeline = None
         if not self.until_caught_up:  # a stream that ends is an outage, not the end
             raise TransientError("the source binlog stream ended; resume from the last "
                                  "checkpoint")
@@ -365,6 +370,15 @@ class Daemon:
         watchdog interval (``watchdog_interval`` is already half of WatchdogSec)."""
         interval = self.notify.watchdog_interval if self.notify else None
         return min(HEARTBEAT, interval) if interval else HEARTBEAT
+
+    def _source_heartbeat(self) -> None:
+        """A heartbeat from the source (in the thread reading it): queued behind what the
+        reader thread read before it (taken here as pipe.HEARTBEAT), else taken now."""
+        pipeline = self._pipeline
+        if pipeline is None:
+            self._heartbeat()
+        else:
+            pipeline.heartbeat()
 
     def _heartbeat(self) -> None:
         """The source is alive and has nothing more to send: we are caught up."""

@@ -99,18 +99,20 @@ class Pipeline:
     """Iterate to get, in order, Transactions and HEARTBEATs; ends when the source ends
     (``--until-caught-up``).
 
-    source: an iterable of Transactions whose ``on_heartbeat`` is called while it is
-    iterated (BinlogSource) and, optionally, ``interrupt()`` to unblock a read."""
+    source: an iterable of Transactions (BinlogSource), optionally with ``interrupt()``
+    to unblock a read. The source's heartbeats reach the pipeline when whoever built the
+    source has it call ``heartbeat`` (the daemon does: applier.ops.daemon)."""
 
     def __init__(self, source, *, budget: int = BUDGET, depth: int = DEPTH):
         self.source = source
         self.queue = Handoff(budget, depth)
-        source.on_heartbeat = self._heartbeat  # called in the reader thread
         self._thread = threading.Thread(target=self._read, name="binlog-reader", daemon=True)
         self._started = False
 
     # -- the reader thread ------------------------------------------------------------
-    def _heartbeat(self) -> None:
+    def heartbeat(self) -> None:
+        """The source sent a heartbeat (called in the reader thread, while the source is
+        iterated): yielded as HEARTBEAT after what was read before it."""
         self.queue.put((_TXN, HEARTBEAT))
 
     def _read(self) -> None:
@@ -119,6 +121,7 @@ class Pipeline:
                 if not txn.streamed:
                     self.queue.put((_TXN, txn), len(txn.changes))
                     continue
+                # announced: its changes follow in parts (`_streamed`, applier thread)
                 self.queue.put((_TXN, Transaction(txn.end, [], txn.timestamp, streamed=True)))
                 part: list[RowChange | Statement] = []
                 for change in txn.changes:  # reads the binlog on, in this thread
@@ -153,10 +156,18 @@ class Pipeline:
                                      f" place ({kind})")
             txn = item[1]
             if txn is not HEARTBEAT and txn.streamed:
-                txn.changes = self._parts(txn)
+                txn = self._streamed(txn)
             yield txn
 
-    def _parts(self, txn: Transaction):
+    def _streamed(self, head: Transaction) -> Transaction:
+        """The streamed transaction the reader announced (``head``: its end so far), its
+        changes read chunk by chunk from the reader as they are consumed."""
+        def changes() -> Iterator[RowChange | Statement]:
+            yield from self._parts(txn)
+        txn = Transaction(head.end, changes(), head.timestamp, streamed=True)
+        return txn
+
+    def _parts(self, txn: Transaction) -> Iterator[RowChange | Statement]:
         """A streamed transaction's changes, chunk by chunk from the reader; its end and
         timestamp are final once exhausted (as when read in this thread)."""
         while True:

@@ -113,7 +113,8 @@ def bring_forward(source_cfg, server_id: int, tgt_conn, store: SeedStore, run_id
                    idempotent=options.idempotent, ddl="ignore",
                    target_triggers=options.target_triggers,
                    accept=lambda s, t: (s, t) in copied, names=options.names)
-    applier = TransactionApplier(tgt_conn, PositionSaver(store, run_id), opts, Totals())
+    applier = TransactionApplier.on_connection(tgt_conn, PositionSaver(store, run_id), opts,
+                                               Totals())
     count = 0
     log.info("bringing the copied chunks from %s to %s", start, point)
     with BinlogSource(source_cfg, server_id, Position(start.log_file, start.log_pos),

@@ -145,7 +145,8 @@ def group_applier(replica: Replica, conn, mode: Mode | None = None) -> Transacti
     the test's checkpoint table, for driving commit groups directly."""
     checkpoint = Checkpoint(f"{replica.schema}.applier_checkpoint", replica.server_id)
     checkpoint.ensure(conn)
-    return TransactionApplier(conn, checkpoint, ApplyOptions(mode or Mode()), Totals())
+    return TransactionApplier.on_connection(conn, checkpoint, ApplyOptions(mode or Mode()),
+                                            Totals())
 
 
 def group_stops(replica: Replica, txns, limits) -> tuple[ReplicationStopped, list]:

@@ -165,7 +165,7 @@ def test_ddl_the_target_reads_otherwise_than_the_source_stops_naming_it(replica,
         options = ApplyOptions(Mode.parse(""), accept=table_filter([f"{s}.%"]),
                           accept_db=database_filter([f"{s}.%"]))
         with pytest.raises(ReplicationStopped) as stopped:
-            TransactionApplier(conn, checkpoint, options, Totals()).apply(txn)
+            TransactionApplier.on_connection(conn, checkpoint, options, Totals()).apply(txn)
         message = str(stopped.value)
         assert stopped.value.code == 1064 and "ALTER TABLE plain ADD COLUMN q INT" in message
         assert "binlog.000009:4321" in message and "applier skip --config" in message

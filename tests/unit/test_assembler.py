@@ -144,13 +144,13 @@ def test_rows_without_a_table_map_and_unknown_events_stop():
 
 
 class Streaming(Source):
-    """A source the assembler can read further events from (`_next_event`)."""
+    """A source the assembler can read further events from (`next_event`)."""
 
     def __init__(self, events, **kw):
         super().__init__(**kw)
         self.events = iter(events)
 
-    def _next_event(self):
+    def next_event(self):
         return next(self.events, None)
 
 
@@ -172,7 +172,7 @@ def test_a_large_transaction_is_handed_over_while_it_is_read():
                                         "UPDATE t SET a = 4"]
     assert txn.end == Position("bin.000001", 500, U1)  # final once read whole
     # the stream goes on after it: the next transaction is a whole one
-    assert [(t.streamed, t.end.log_pos) for t in asm.feed(src._next_event())] == [(False, 600)]
+    assert [(t.streamed, t.end.log_pos) for t in asm.feed(src.next_event())] == [(False, 600)]
 
 
 def test_a_stream_ending_inside_a_streamed_transaction_is_transient():

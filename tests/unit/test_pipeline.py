@@ -66,7 +66,10 @@ class FakeSource:
 
 def test_order_kept_and_heartbeats_in_place():
     script = [_txn(1), _txn(2, 300), "heartbeat", _txn(3), "heartbeat", _txn(4, 7000)]
-    got = list(Pipeline(FakeSource(script), budget=500, depth=2))
+    source = FakeSource(script)
+    pipeline = Pipeline(source, budget=500, depth=2)
+    source.on_heartbeat = pipeline.heartbeat  # as the daemon wires it
+    got = list(pipeline)
     assert [g if g is HEARTBEAT else g.end.log_pos for g in got] == [
         1, 2, HEARTBEAT, 3, HEARTBEAT, 4]
     assert got[5].changes == [_change(4)] * 7000  # a transaction larger than the budget

@@ -6,113 +6,20 @@ plan tests check the statements a plan builds)."""
 
 from __future__ import annotations
 
-import pymysql.converters
 import pytest
 
 from applier.apply.target import PacketTooLarge
-from applier.apply.transaction import ApplyOptions, Totals, TransactionApplier
 from applier.binlog.events import Transaction
-from applier.core.conversions import Mode
-from applier.core.position import Position
 from applier.errors import RowNotFound
-from applier.replstate.checkpoint import Checkpoint
-from applier.sql import literals
-from tests.unit.test_transaction_applier import (  # the same table, definitions, rows
-    Schemas,
+from tests.unit.recording import (  # the same table, definitions, rows
+    END,
+    RecordingExecutor,
+    applier,
     dele,
     ins,
     matched,
     upd,
 )
-
-END = Position("bin.000001", 400, None)
-
-
-class Binding:
-    """pymysql's default encoders, as a new connection has them (the literals only)."""
-
-    encoders = dict(pymysql.converters.encoders)
-
-    @staticmethod
-    def escape(value):
-        return pymysql.converters.escape_item(value, "utf8mb4", Binding.encoders)
-
-
-class RecordingExecutor:
-    """An Executor that records; ``count(query)`` is the row count the test chooses."""
-
-    encoding = "utf8"  # a Python codec, as pymysql names the connection's
-
-    def __init__(self, count=lambda query: 1, max_packet=64 * 1024 * 1024):
-        self.count = count
-        self.max_packet = max_packet
-        self.bound: list[tuple[str, list]] = []  # (template, arguments) per literal()
-        self.sent: list[tuple] = []  # ("send" | "execute" | ..., text[, arguments])
-        self._in_flight = None
-
-    def literal(self, sql, args):
-        self.bound.append((sql, list(args) if args is not None else None))
-        return literals.mogrify(Binding, sql, args)
-
-    def execute(self, sql, args=None):
-        self.drain()
-        self.sent.append(("execute", sql, args))
-        return self.count(sql)
-
-    def fetchone(self):
-        return None
-
-    def fetchall(self):
-        return []
-
-    def send(self, query, done):
-        self.drain()
-        self.sent.append(("send", query))
-        self._in_flight = (query, done)
-
-    def drain(self):
-        while self._in_flight is not None:  # a result handler may send again
-            (query, done), self._in_flight = self._in_flight, None
-            done(query, None, self.count(query))
-
-    def discard(self):
-        self._in_flight = None
-
-    def pipeline(self, depth):
-        self.drain()
-        self.sent.append(("pipeline", depth))
-
-    def savepoint(self, name):
-        self.drain()
-        self.sent.append(("savepoint", name))
-
-    def rollback_to(self, name):
-        self.drain()
-        self.sent.append(("rollback_to", name))
-
-    def commit(self):
-        self.drain()
-        self.sent.append(("commit",))
-
-    def rollback(self):
-        self.discard()
-        self.sent.append(("rollback",))
-
-
-class TargetServer:
-    """What the statement applier asks the connection at construction: the server's
-    version string (the target's definitions come from Schemas)."""
-
-    def get_server_info(self):
-        return "9.7.0"
-
-
-def applier(executor, idempotent=False):
-    a = TransactionApplier(TargetServer(), Checkpoint("applier.checkpoint", 9),
-                           ApplyOptions(Mode(), idempotent=idempotent), Totals(),
-                           executor=executor)
-    a.schemas = Schemas()
-    return a
 
 
 def test_statement_templates_arguments_and_order():

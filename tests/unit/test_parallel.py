@@ -1,0 +1,90 @@
+"""Parallel apply (applier.apply.parallel) without a server: the daemon's applier and each
+worker are TransactionAppliers over recording executors (tests/unit/recording.py); the
+workers are made through the applier's public interface (``sibling``), as the daemon's."""
+
+from __future__ import annotations
+
+import threading
+
+from applier.apply.commitgroup import GroupLimits
+from applier.apply.parallel import ParallelApply
+from applier.binlog.events import Transaction
+from applier.core.position import Position
+from tests.unit.recording import RecordingExecutor, TargetServer, applier, ins, upd
+
+
+def txn(n, *changes):
+    return Transaction(Position("bin.000001", 100 * n, None), list(changes))
+
+
+class Workers:
+    """make_worker: a sibling of the daemon's applier over its own recording executor."""
+
+    def __init__(self, main, count=lambda sql: 1):
+        self.main, self.count = main, count
+        self.made = []
+        self.lock = threading.Lock()
+
+    def __call__(self):
+        w = applier(RecordingExecutor(self.count), server=TargetServer())
+        w.checkpoint, w.totals = self.main.checkpoint, self.main.totals  # as sibling() shares
+        self.made.append(w)
+        return w
+
+
+ONE_PER_TASK = GroupLimits(transactions=1)
+
+
+def run(main, workers, txns):
+    applied = []
+    p = ParallelApply(main, workers, 2, ONE_PER_TASK,
+                      lambda t, rows, lookups: applied.append((t.end.log_pos, rows)),
+                      lambda target: False)
+    try:
+        for t in txns:
+            p.add(t)
+        p.commit()
+    finally:
+        p.abandon()
+    return applied
+
+
+def test_independent_transactions_commit_on_the_workers_in_source_order():
+    main = applier(RecordingExecutor())
+    workers = Workers(main)
+    txns = [txn(n, ins(n, "a")) for n in range(1, 7)]
+    assert run(main, workers, txns) == [(100 * n, 1) for n in range(1, 7)]
+    assert main.executor.commits == 0  # nothing applied on the daemon's own connection
+    assert sum(w.executor.commits for w in workers.made) == 6
+    assert main.totals.transactions == 6 and main.totals.rows == 6
+    assert all(getattr(w._conn, "closed", False) for w in workers.made)  # abandon closed them
+
+
+def test_a_failing_task_is_applied_again_one_by_one_on_the_daemons_connection():
+    def count(sql):
+        if "VALUES (3," in sql:
+            raise RuntimeError("lock wait timeout")
+        return 1
+
+    main = applier(RecordingExecutor())
+    txns = [txn(n, ins(n, "a")) for n in range(1, 6)]
+    applied = run(main, Workers(main, count), txns)
+    assert applied == [(100 * n, 1) for n in range(1, 6)]  # each once, in order
+    redone = [s for s in main.executor.statements() if s.startswith("INSERT INTO `db`")]
+    assert "INSERT INTO `db`.`t` (`id`, `v`) VALUES (3, 'a')" in redone
+    assert main.totals.transactions == 5
+
+
+def test_a_transaction_sharing_a_key_waits_for_the_one_before_it():
+    done = []  # statements in the order their results were read, on any connection
+
+    def count(sql):
+        done.append(sql)
+        return 1
+
+    main = applier(RecordingExecutor())
+    txns = [txn(1, ins(1, "a")), txn(2, upd(1, "b")), txn(3, ins(3, "c"))]
+    assert [pos for pos, _ in run(main, Workers(main, count), txns)] == [100, 200, 300]
+    first = done.index("INSERT INTO `db`.`t` (`id`, `v`) VALUES (1, 'a')")
+    second = done.index("UPDATE `db`.`t` SET `id` = 1, `v` = 'b' WHERE `id` = 1")
+    assert first < second
