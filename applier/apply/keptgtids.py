@@ -38,7 +38,8 @@ from __future__ import annotations
 
 import logging
 
-from applier.apply.target import error_code, flavor_of
+from applier.apply.target import error_code
+from applier.connection.flavor import flavor_of
 from applier.core.gtidset import binlog_state_has, flavor_of_gtid
 from applier.errors import ReplicationStopped
 

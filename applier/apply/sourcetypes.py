@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from applier.apply.target import connect
+from applier.connection.factory import connect
 from applier.core.types import FIXED_BINARY, STRING, Column, SourceTable, SqlType, TableDef
 
 
@@ -48,7 +48,7 @@ class SourceTypes:
 
     def _read(self, table: SourceTable) -> SourceTable:
         if self.conn is None:
-            self.conn = connect(self.cfg, section="source")
+            self.conn = connect(self.cfg, side="source")
         try:
             with self.conn.cursor() as cur:
                 cur.execute("SELECT ORDINAL_POSITION, COLUMN_NAME, DATA_TYPE FROM"

@@ -78,7 +78,7 @@ class ApplyOptions:
 
 
 class TransactionApplier:
-    """``conn``: the target connection in the apply session (applier.apply.target);
+    """``conn``: the target connection in the apply session (applier.connection.factory);
     statements go through ``executor`` (default: a SessionExecutor over ``conn``), the
     target's definitions are read on ``conn``."""
 
