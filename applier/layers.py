@@ -16,8 +16,9 @@ LAYERS = (
     # the shared vocabulary: types, charsets, column definitions, type codes, Position,
     # GtidSet, table definitions, filters
     ("applier.core",),
-    # settings; SQL identifiers and literals; every private name of the client libraries
-    ("applier.config", "applier.sql", "applier.drivers"),
+    # settings; SQL identifiers and literals; every private name of the client libraries;
+    # connections to either side, what their failures mean, retries, the server's flavour
+    ("applier.config", "applier.sql", "applier.drivers", "applier.connection"),
     # MySQL's JSON: binary decoding, documents, diffs, SQL; replication state on both
     # servers (the source's binlog status, the target's checkpoint table)
     ("applier.mysqljson", "applier.replstate"),

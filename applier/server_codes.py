@@ -1,15 +1,8 @@
-"""The one table of MySQL/MariaDB server (and client) error codes the applier acts on,
-and what each kind means for us. Pure: no imports from the rest of the package.
+"""The MySQL/MariaDB server (and client) error codes the applier acts on, and what the
+statement-level kinds mean for us. Pure: no imports from the rest of the package.
 
-- OUTAGE: a server went away or is going away, or our connection to it was lost or
-  killed (clean shutdown, crash, KILL, network): in every phase (session set-up, lookup, a
-  statement in flight, commit, checkpoint, the binlog stream) the transaction rolls back
-  and the daemon reconnects with backoff and resumes at the committed checkpoint.
-- TRANSIENT: worth retrying the transaction: an outage, a deadlock or a lock wait timeout.
-- READ_ONLY: the target refuses writes (read_only, super_read_only, innodb_read_only, a
-  read-only transaction): a stop naming the setting and the fix, not an outage.
-- CONNECT: a server cannot be reached or refuses the login; before anything was received
-  this is "cannot connect" (exit 4), afterwards an outage (retried).
+Which errors are outages, lock conflicts, a read-only target or a failure to connect
+is decided by applier.connection.outage (its code sets are there). Here:
 - MISSING_OBJECT: the table or database does not exist (yet).
 - DDL_ALREADY: a DDL statement's effect is already there on the target.
 - DDL_PARTIAL: one alteration of several is already there (the rest is not done).
@@ -33,28 +26,6 @@ CANT_CONNECT = 2003
 
 OPTION_PREVENTS_STATEMENT = 1290  # read_only / super_read_only (also other options)
 
-OUTAGE = frozenset({
-    1053,  # ER_SERVER_SHUTDOWN: Server shutdown in progress (clean shutdown, both flavours)
-    1152, 1184,  # ER_ABORTING_CONNECTION, ER_NEW_ABORTING_CONNECTION
-    1158, 1159, 1160, 1161,  # ER_NET_READ_ERROR/_INTERRUPTED, ER_NET_ERROR_ON_WRITE/...
-    1317,  # ER_QUERY_INTERRUPTED: KILL QUERY, or a shutdown interrupting the statement
-    1927,  # MariaDB ER_CONNECTION_KILLED: KILL CONNECTION, shutdown
-    3032,  # MySQL ER_SERVER_OFFLINE_MODE: offline_mode set for maintenance
-    3169,  # MySQL ER_SESSION_WAS_KILLED
-    4031,  # MySQL ER_CLIENT_INTERACTION_TIMEOUT: disconnected (wait_timeout); on MariaDB
-           # 4031 is a CREATE TRIGGER ... FOLLOWS error, which a retry repeats to the budget
-    2002, 2003,  # CR_CONNECTION_ERROR, CR_CONN_HOST_ERROR: not (yet) accepting connections
-    2006, 2013, 2055,  # CR_SERVER_GONE_ERROR, CR_SERVER_LOST, CR_SERVER_LOST_EXTENDED
-})
-LOCK_CONFLICT = frozenset({1205, 1213})  # lock wait timeout, deadlock (we were the victim)
-TRANSIENT = OUTAGE | LOCK_CONFLICT
-READ_ONLY = frozenset({
-    OPTION_PREVENTS_STATEMENT,  # "running with the --read-only / --super-read-only option"
-    1792,  # ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION (transaction_read_only = ON)
-    1836,  # ER_READ_ONLY_MODE
-    1874,  # ER_INNODB_READ_ONLY (innodb_read_only)
-})
-CONNECT = frozenset({ACCESS_DENIED, 2002, CANT_CONNECT, 2005, 2006, 2013})
 MISSING_OBJECT = frozenset({NO_SUCH_TABLE, UNKNOWN_DATABASE})
 DDL_ALREADY = frozenset({1007, 1008, 1050, 1051, 1060, 1061, 1091, NO_SUCH_TABLE,
                          4091})  # 4091: MariaDB unknown SEQUENCE (DROP/ALTER SEQUENCE)

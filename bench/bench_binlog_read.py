@@ -25,8 +25,8 @@ import pstats
 import time
 from pathlib import Path
 
-from applier.apply.target import connect
 from applier.binlog.stream import BinlogSource, source_status
+from applier.connection.factory import connect
 from applier.core.filters import table_filter
 from applier.sandbox.servers import Sandbox
 from bench.bench_oltp import prepare as prepare_table

@@ -27,9 +27,9 @@ import pstats
 import time
 from pathlib import Path
 
-from applier.apply.target import connect
 from applier.binlog.stream import source_status
 from applier.config import Config, DaemonConfig, ReplicationConfig
+from applier.connection.factory import connect
 from applier.ops.daemon import Daemon
 from applier.ops.pipeline import Pipeline
 from applier.sandbox.servers import Sandbox

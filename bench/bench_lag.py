@@ -14,8 +14,8 @@ import sys
 import time
 from pathlib import Path
 
-from applier.apply.target import connect
 from applier.binlog.stream import source_status
+from applier.connection.factory import connect
 from applier.ops import service
 from applier.sandbox.servers import Sandbox
 from bench.bench_large_txn import _config

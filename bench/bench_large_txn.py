@@ -15,8 +15,8 @@ import sys
 import time
 from pathlib import Path
 
-from applier.apply.target import connect
 from applier.binlog.stream import source_status
+from applier.connection.factory import connect
 from applier.sandbox.servers import Sandbox
 from bench.schema import fresh_bench_table
 

@@ -42,8 +42,8 @@ from pathlib import Path
 import pymysql
 from pymysql.constants import CLIENT
 
-from applier.apply.target import connect
 from applier.binlog.stream import source_status
+from applier.connection.factory import connect
 from applier.sandbox.servers import Sandbox
 from bench.bench_catchup import _one, native
 from bench.bench_catchup import ours as catchup_ours

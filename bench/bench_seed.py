@@ -27,8 +27,8 @@ import sys
 import time
 from pathlib import Path
 
-from applier.apply.target import connect
 from applier.config import Config, DaemonConfig, ReplicationConfig
+from applier.connection.factory import connect
 from applier.sandbox.serverbin import find_server
 from applier.sandbox.servers import Sandbox
 from tests.integration.harness import APPLIER, toml_config

@@ -29,6 +29,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from applier.connection.flavor import flavor_of
 from applier.core.types import (
     BIT,
     BLOB_BYTES,
@@ -164,7 +165,7 @@ def _one(conn, sql: str):
 def detect(conn) -> ServerKind:
     """Flavour, version and the hash functions of one server (a few tiny queries)."""
     version = str(_one(conn, "SELECT VERSION()"))
-    flavor = "mariadb" if "mariadb" in version.lower() else "mysql"
+    flavor = flavor_of(version)
     found = []
     for a in PREFERENCE:
         try:

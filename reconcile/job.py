@@ -9,10 +9,9 @@ import os
 import time
 from dataclasses import dataclass
 
-import pymysql
-
 from applier.apply.schema import list_tables, read_table
 from applier.config import Config, ServerConfig
+from applier.connection.factory import connect
 from applier.core.conversions import Mode
 from applier.core.filters import table_filter
 from applier.core.types import INTEGER
@@ -43,11 +42,6 @@ DRIVER_KEYS = 50000  # narrowed key ranges up to this many key values are read o
 
 class ReconcileError(ApplierError):
     """The run cannot produce a verdict (exit status 2)."""
-
-
-def connect(server: ServerConfig):
-    return pymysql.connect(**server.pymysql_kwargs(), charset="utf8mb4", autocommit=True,
-                           init_command="SET time_zone = '+00:00'", connect_timeout=10)
 
 
 def describe(server: ServerConfig) -> str:
@@ -226,7 +220,8 @@ def run(config: Config, *, tables: tuple[str, ...] | None = None,
         raise ReconcileError(f"[reconcile] jdbc_jar: {jar} does not exist — install "
                              "libmariadb-java or point jdbc_jar at a MySQL/MariaDB driver")
     logsafe.register(config.source.password, config.target.password)
-    src, tgt = connect(config.source), connect(config.target)
+    src = connect(config.source, side=SOURCE, utc=True)
+    tgt = connect(config.target, side=TARGET, utc=True)
     results, sections, errors, pos, servers = [], [], [], {}, {}
     try:
         kinds = {"source": _prepare(src, "source"), "replica": _prepare(tgt, "replica")}

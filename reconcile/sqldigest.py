@@ -14,9 +14,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-import pymysql
-
 from applier.config import ServerConfig
+from applier.connection.factory import connect
 from reconcile.compare import Digest
 from reconcile.expected import MASK64
 from reconcile.plan import SOURCE, TARGET, ComparePlan
@@ -57,11 +56,6 @@ def tasks_for(index: int, plan: ComparePlan, src_preds: list[str],
             for side, preds in ((SOURCE, src_preds), (TARGET, tgt_preds))]
 
 
-def _connect(server: ServerConfig):
-    return pymysql.connect(**server.pymysql_kwargs(), charset="utf8mb4", autocommit=True,
-                           init_command="SET time_zone = '+00:00'", connect_timeout=10)
-
-
 def run_one(conn, task: Task) -> Done:
     t0 = time.monotonic()
     try:
@@ -83,7 +77,8 @@ def on_driver(source: ServerConfig, target: ServerConfig, tasks: list[Task],
 
     def conn_for(side: str):
         if not hasattr(local, "conns"):
-            local.conns = {SOURCE: _connect(source), TARGET: _connect(target)}
+            local.conns = {SOURCE: connect(source, side=SOURCE, utc=True),
+                           TARGET: connect(target, side=TARGET, utc=True)}
             with lock:
                 opened.extend(local.conns.values())
         return local.conns[side]
@@ -113,7 +108,7 @@ def on_spark(spark, source: ServerConfig, target: ServerConfig,
         try:
             for task in it:
                 if task.side not in conns:
-                    conns[task.side] = _connect(servers[task.side])
+                    conns[task.side] = connect(servers[task.side], side=task.side, utc=True)
                 yield run_one(conns[task.side], task)
         finally:
             for c in conns.values():

@@ -29,12 +29,13 @@ from applier.apply.ddlpolicy import DdlPolicy
 from applier.apply.lookup import quote
 from applier.apply.schema import read_table
 from applier.apply.session import SourceSession, executable
-from applier.apply.target import error_code, flavor_of, translate, version_of
+from applier.apply.target import error_code, translate
 from applier.binlog import libquery
 from applier.binlog.events import Statement
 from applier.binlog.redact import Redacted, redact
 from applier.binlog.sqltext import Dialect
 from applier.binlog.statements import DML, OTHER, UNKNOWN, StatementInfo, classify_statement
+from applier.connection.flavor import flavor_of, version_number
 from applier.core.position import Position
 from applier.core.renames import Renames
 from applier.errors import ReplicationStopped
@@ -59,7 +60,7 @@ class StatementApplier:
         self.accept_db = accept_db
         self.ddl = ddl
         self.flavor = flavor_of(conn)
-        self.version = version_of(conn)
+        self.version = version_number(conn)
         # which statements apply, are rewritten or stop (the replica's own design is kept)
         self.policy = policy or DdlPolicy(conn)
         self.session = SourceSession(self.flavor)

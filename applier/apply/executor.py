@@ -69,7 +69,7 @@ class Executor(Protocol):
 
 
 class SessionExecutor:
-    """The Executor over a pymysql connection in the apply session (applier.apply.target):
+    """The Executor over a pymysql connection in the apply session (applier.connection.factory):
     JSON values bound with their types (applier.mysqljson.jsonsql), one cursor for the
     statements run now, applier.apply.inflight for the ones sent ahead."""
 

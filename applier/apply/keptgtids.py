@@ -38,8 +38,9 @@ from __future__ import annotations
 
 import logging
 
-from applier.apply.target import error_code, flavor_of
+from applier.apply.target import error_code
 from applier.binlog.events import Statement, Transaction
+from applier.connection.flavor import flavor_of
 from applier.core.gtidset import binlog_state_has, flavor_of_gtid
 from applier.errors import ReplicationStopped
 

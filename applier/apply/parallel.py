@@ -46,10 +46,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from applier.apply.commitgroup import Applied, GroupLimits
-from applier.apply.target import connect
 from applier.apply.transaction import TransactionApplier
 from applier.apply.writeset import WriteSets
 from applier.binlog.events import Transaction
+from applier.connection.factory import connect
 from applier.errors import TransientError
 
 log = logging.getLogger(__name__)
@@ -321,7 +321,7 @@ def start(target_cfg, applier, workers: int, limits: GroupLimits,
     """``workers`` connections to the target in the apply session, each with its own
     TransactionApplier sharing ``applier``'s checkpoint, options and totals."""
     def make_worker() -> TransactionApplier:
-        conn = connect(target_cfg, apply_session=True, autocommit=False, section="target")
+        conn = connect(target_cfg, apply_session=True, autocommit=False, side="target")
         try:
             return applier.sibling(conn)
         except BaseException:

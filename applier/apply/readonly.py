@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import re
 
+from applier.connection.flavor import flavor_of
 from applier.errors import ReplicationStopped
 from applier.server_codes import OPTION_PREVENTS_STATEMENT, error_code
 
@@ -56,7 +57,7 @@ def read_settings(conn) -> tuple[dict[str, bool], str, str]:
         cur.execute("SELECT CURRENT_USER(), VERSION()")
         user, version = cur.fetchone()
     name, _, host = str(user).rpartition("@")
-    flavor = "mariadb" if "mariadb" in str(version).lower() else "mysql"
+    flavor = flavor_of(str(version))
     return settings, flavor, f"'{name}'@'{host}'"
 
 

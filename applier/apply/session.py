@@ -1,7 +1,7 @@
 """The session a source statement (a QUERY event: DDL) runs in on the target, set from the
 event's status variables as a server's replica sets them, and the apply session put back
 afterwards (rows are applied in the same target session: UTC, the strict sql_mode,
-foreign and unique checks on; applier.apply.target).
+foreign and unique checks on; applier.connection.factory).
 
 Set for the statement (applier.binlog.queryvars reads them from the event): the default
 database; sql_mode; character_set_client, collation_connection, collation_server;

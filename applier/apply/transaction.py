@@ -82,7 +82,7 @@ class ApplyOptions:
 class TransactionApplier:
     """``executor``: the target session every statement goes through (applier.apply.executor;
     ``on_connection`` builds the real one); ``conn``: the target connection in the apply
-    session (applier.apply.target) the target's definitions are read on; ``totals``: what
+    session (applier.connection.factory) the target's definitions are read on; ``totals``: what
     was applied, counted (shared by every applier of a daemon session)."""
 
     def __init__(self, executor: Executor, conn, checkpoint: Checkpoint,

@@ -32,6 +32,7 @@ from applier.binlog import eventtypes as et
 from applier.binlog import wireevent
 from applier.binlog.checksum import ChecksumError
 from applier.binlog.wireevent import WireEvent
+from applier.connection.flavor import is_mariadb
 from applier.errors import ReplicationStopped
 
 _OK = 0  # the first byte of a binlog event packet
@@ -101,4 +102,4 @@ class EventReader:
                 or self.checksums is None:  # or not the applier's connections
             return  # the library reads every event
         self.conn, self._read = conn, drivers.packet_reader(conn)
-        self.mariadb = "MariaDB" in ctl.get_server_info()
+        self.mariadb = is_mariadb(ctl)

@@ -55,20 +55,6 @@ class Token:
         return self.kind == WORD and self.text.upper() in words
 
 
-def version_number(server_version: str) -> int:
-    """'10.11.19-MariaDB-0+deb12u1' -> 101119; '9.7.4-2' -> 90704. MariaDB's handshake
-    says '5.5.5-10.11.19-MariaDB...' (a prefix for old replicas): the prefix is dropped."""
-    if server_version.startswith("5.5.5-") and "mariadb" in server_version.lower():
-        server_version = server_version[len("5.5.5-"):]
-    head = server_version.split("-", 1)[0]
-    parts = (head.split(".") + ["0", "0"])[:3]
-    nums = []
-    for part in parts:
-        digits = "".join(ch for ch in part if ch.isdigit())
-        nums.append(int(digits) if digits else 0)
-    return nums[0] * 10000 + nums[1] * 100 + nums[2]
-
-
 def _ident_char(ch: str) -> bool:
     return ch.isascii() and (ch.isalnum() or ch in "_$") or ord(ch) >= 0x80
 

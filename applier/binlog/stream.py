@@ -52,19 +52,16 @@ from pymysqlreplication import BinLogStreamReader
 from applier import drivers
 from applier.binlog import checksum, eventreader, eventtypes, libevents, rowimage, wireevent
 from applier.binlog.assembler import Assembler
-from applier.binlog.connfail import connect_failure
 from applier.binlog.events import Transaction
 from applier.config import Config, ServerConfig
+from applier.connection.factory import connect
+from applier.connection.failure import connect_failure, no_replication_grant
+from applier.connection.flavor import flavor_of
+from applier.connection.outage import Kind, classify_stream
 from applier.core import types
 from applier.core.position import Position
 from applier.errors import ConnectError, ConnectRefused, ReplicationStopped, TransientError
 from applier.replstate import source as source_state
-from applier.server_codes import (
-    BINLOG_READ_ERROR,
-    CONNECT,
-    SOURCE_GRANT,
-    SPECIFIC_ACCESS_DENIED,
-)
 
 log = logging.getLogger(__name__)
 
@@ -91,10 +88,8 @@ class SourceSettings:
 
 
 def _connect(cfg: ServerConfig) -> pymysql.Connection:
-    try:
-        return pymysql.connect(**cfg.pymysql_kwargs(), connect_timeout=10, autocommit=True)
-    except pymysql.MySQLError as exc:
-        raise connect_failure(exc, cfg, "source") from None
+    """A plain connection to the source (applier.connection.factory)."""
+    return connect(cfg, side="source")
 
 
 def source_status(cfg: ServerConfig) -> Position:
@@ -120,7 +115,7 @@ def read_settings(cfg: ServerConfig) -> SourceSettings:
         conn.close()
     version = var.get("version", "")
     return SourceSettings(
-        version=version, flavor="mariadb" if "mariadb" in version.lower() else "mysql",
+        version=version, flavor=flavor_of(version),
         log_bin=var.get("log_bin", "OFF").upper() in ("ON", "1"),
         binlog_format=var.get("binlog_format", "").upper(),
         binlog_row_image=var.get("binlog_row_image", "").upper(),
@@ -300,8 +295,10 @@ class BinlogSource:
                  "blocking" if self.blocking else "until caught up")
 
     def _connect_once(self, **kwargs):
-        """Connections for the library; a second stream connection means it is trying to
-        reconnect mid-stream, which would resume inside a transaction: refuse.
+        """Connections for the library (its wrapper hook, with its own arguments: the
+        one place a connection is not opened by applier.connection.factory); a second
+        stream connection means it is trying to reconnect mid-stream, which would resume
+        inside a transaction: refuse.
 
         Checksums (`applier.binlog.checksum`): the stream connection always declares that
         it understands CRC32 checksums, whatever the source's global binlog_checksum is
@@ -335,34 +332,32 @@ class BinlogSource:
             return event
         except (TransientError, ReplicationStopped):
             raise
-        except pymysql.err.OperationalError as exc:
-            code = exc.args[0] if exc.args else 0
-            if code == BINLOG_READ_ERROR:
-                raise ReplicationStopped(f"source binlog error: {exc.args[1]}", 1236) from exc
-            if code == SPECIFIC_ACCESS_DENIED:
-                raise no_replication_grant(self.cfg, exc) from None
-            if code in CONNECT and not self._received:
-                failure = connect_failure(exc, self.cfg, "source")
-                if isinstance(failure, ConnectRefused):
-                    raise failure from None
-                raise ConnectError(f"cannot read the source binlog from {self.cfg.host}:"
-                                   f"{self.cfg.port}: {exc}") from exc
-            raise TransientError(f"source binlog connection failed: {exc}") from exc
-        except (pymysql.err.InterfaceError, pymysql.err.InternalError, OSError) as exc:
-            raise TransientError(f"source binlog connection failed: {exc}") from exc
+        except (pymysql.MySQLError, OSError) as exc:
+            kind = classify_stream(exc, received=self._received)
+            if kind is Kind.OTHER:
+                raise
+            new = self._failure(exc, kind)
+            # a refusal named with its fix stands alone; the others carry the driver's
+            # error (the daemon counts its code)
+            named = kind is Kind.PRIVILEGE or isinstance(new, ConnectRefused)
+            raise new from (None if named else exc)
+
+    def _failure(self, exc: BaseException, kind: Kind) -> Exception:
+        """The applier error for a failure of the stream (applier.connection.outage)."""
+        if kind is Kind.BINLOG_ERROR:
+            return ReplicationStopped(f"source binlog error: {exc.args[1]}", 1236)
+        if kind is Kind.PRIVILEGE:
+            return no_replication_grant(self.cfg, exc)
+        if kind is Kind.CANNOT_CONNECT:
+            failure = connect_failure(exc, self.cfg, "source")
+            if isinstance(failure, ConnectRefused):
+                return failure
+            return ConnectError(f"cannot read the source binlog from {self.cfg.host}:"
+                                f"{self.cfg.port}: {exc}")
+        return TransientError(f"source binlog connection failed: {exc}")
 
     def table(self, table_id: int):
         return self.tables.get(table_id)
-
-
-def no_replication_grant(cfg: ServerConfig, exc: BaseException) -> ReplicationStopped:
-    """The source refused its user a replication privilege: a stop with the grant to run
-    (a wait would never cure it)."""
-    user = f"'{cfg.user}'@'%'"
-    return ReplicationStopped(
-        f"[source] {cfg.user}@{cfg.host}:{cfg.port} may not replicate: {exc.args[-1]} — on"
-        f" the source run {SOURCE_GRANT.format(user=user)} (with the user's own host),"
-        " then start again", SPECIFIC_ACCESS_DENIED)
 
 
 def library_rows(cfg: ServerConfig, server_id: int, start: Position, schema: str,

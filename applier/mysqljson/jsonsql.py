@@ -19,7 +19,7 @@ around its typed scalars, and plain subtrees stay `CAST('<text>' AS JSON)`:
                      the session's sql_mode refuses instead of storing NULL.
 
 TIMESTAMP values are the source session's local time; the apply session's time zone is
-UTC (applier.apply.target), so they are stored unchanged, and one outside the UTC TIMESTAMP
+UTC (applier.connection.factory), so they are stored unchanged, and one outside the UTC TIMESTAMP
 range stops replication. An opaque value of a type no expression produces (YEAR,
 VAR_STRING, GEOMETRY ...: MySQL 9.7 itself stores none of these) stops replication too.
 
@@ -34,6 +34,7 @@ from collections.abc import Callable
 from decimal import ROUND_DOWN, Decimal
 from typing import Any
 
+from applier.connection.flavor import is_mariadb
 from applier.core import coltypes as ct
 from applier.errors import ValueNotConvertible
 from applier.mysqljson.jsondoc import (
@@ -74,7 +75,7 @@ def sql_expression(doc: JsonDoc, quote: Quote) -> str:
 def register(conn) -> None:
     """Render JsonDoc parameters of this pymysql connection: typed SQL on MySQL, the
     text on MariaDB."""
-    if "mariadb" in conn.get_server_info().lower():
+    if is_mariadb(conn):
         def encode(doc: JsonDoc, mapping: Any = None) -> str:
             return conn.escape(doc.text)
     else:

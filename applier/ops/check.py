@@ -23,10 +23,10 @@ from applier.apply.ddlpolicy import same_definition
 from applier.apply.keptgtids import requirements as kept_requirements
 from applier.apply.lookup import plan_lookup, quote
 from applier.apply.schema import list_tables, read_table
-from applier.apply.target import connect
 from applier.apply.triggers import FIRE, Trigger, advice, triggers_on
 from applier.binlog.stream import read_settings
 from applier.config import Config
+from applier.connection.factory import connect
 from applier.convert import likelyrename
 from applier.convert.decide import Decision, resolve_source
 from applier.convert.mapping import TableMapping, build_mapping, needs_value
@@ -222,8 +222,8 @@ def run_check(cfg: Config) -> dict:
     warnings = [f"source {k} is {settings[k]!r}; {v} is recommended (column names, "
                 f"signedness and charsets in the table map)" for k, v in RECOMMENDED.items()
                 if str(settings[k]).upper() != v]
-    source = connect(cfg.source, section="source")
-    target = connect(cfg.target, section="target")
+    source = connect(cfg.source, side="source")
+    target = connect(cfg.target, side="target")
     try:
         if r.keep_source_gtids:  # what the target needs (applier.apply.keptgtids)
             problems += [f"keep_source_gtids: {p}" for p in kept_requirements(target)]

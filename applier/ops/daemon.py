@@ -6,7 +6,8 @@ checkpoint and the target's definitions, a statement in flight, the commit, the 
 stream): the session ends (the target rolls back what was not committed), the state is
 `reconnecting`, and a new session resumes at the committed checkpoint, with backoff, for
 ``[daemon] reconnect_timeout`` seconds per outage. Which server error is an outage is
-decided by one table (applier.server_codes, through applier.apply.target). A read-only
+decided in one place (applier.connection.outage); the retry budget is
+applier.connection.retry's. A read-only
 target is no outage: it stops (exit 3) with the setting and the fix
 (applier.apply.readonly).
 """
@@ -20,34 +21,31 @@ import time
 from dataclasses import dataclass, field
 
 import pymysql
-from tenacity import RetryCallState, Retrying, retry_if_exception
+from tenacity import RetryCallState
 
 from applier.apply import parallel, readonly
 from applier.apply.checkpoint import resume_point, starting_position
 from applier.apply.commitgroup import CommitGroup, GroupLimits, joins_group
 from applier.apply.lookup import LOOKUP_KINDS
-from applier.apply.target import connect, error_code, session_error
+from applier.apply.target import session_error
 from applier.apply.transaction import ApplyOptions, Totals, TransactionApplier
 from applier.binlog.events import Transaction
-from applier.binlog.stream import BinlogSource, no_replication_grant
+from applier.binlog.stream import BinlogSource
 from applier.config import Config
+from applier.connection.factory import connect
+from applier.connection.failure import no_replication_grant
+from applier.connection.outage import Kind, classify
+from applier.connection.retry import RetryPolicy
 from applier.core.conversions import Mode
 from applier.core.filters import database_filter, excluding, table_filter
 from applier.core.position import Position
-from applier.errors import (
-    ApplierError,
-    ConnectError,
-    ConnectRefused,
-    ExitStatus,
-    TransientError,
-)
+from applier.errors import ApplierError, ExitStatus, TransientError
 from applier.ops import pipeline as pipe
 from applier.ops.metrics import Metrics
-from applier.ops.outage import Outage
 from applier.ops.sourcecolumns import SourceColumns
 from applier.ops.statusfile import StatusFile
 from applier.replstate.checkpoint import Checkpoint
-from applier.server_codes import SPECIFIC_ACCESS_DENIED
+from applier.server_codes import error_code
 
 log = logging.getLogger(__name__)
 
@@ -116,7 +114,7 @@ class Daemon:
         self.reconnect_for = (config.daemon.reconnect_timeout if reconnect_for is None
                               else reconnect_for)
         self.notify = notify
-        self.outage = Outage(self.reconnect_for)
+        self.outage = RetryPolicy(self.reconnect_for)  # the budget of each outage
         self.live = LiveState()
         self.metrics = Metrics(None)  # the endpoint opens in run(), after the pid file
         self.status_file = StatusFile(config.daemon.state_dir)
@@ -160,10 +158,7 @@ class Daemon:
         self.metrics = Metrics(self.cfg.daemon.metrics_port, self.cfg.daemon.metrics_host)
         self.metrics.follow_lag(lambda: self.live.lag() or 0)
         self.status_file.follow(self._live_snapshot)
-        retrying = Retrying(
-            retry=retry_if_exception(self._worth_retrying),
-            wait=self.outage.wait, stop=self.outage.stop, before_sleep=self._retrying,
-            reraise=True)
+        retrying = self.outage.retrying(lambda: self._replicated, self._retrying)
         try:
             for attempt in retrying:
                 with attempt:
@@ -179,13 +174,6 @@ class Daemon:
                 self.notify.stopping()
         self._set_state("stopped")
         return ExitStatus.OK
-
-    def _worth_retrying(self, exc: BaseException) -> bool:
-        """Outages are retried; a login, certificate or host refused before replication
-        ever ran stops at once (no wait will cure it), afterwards it is an outage too."""
-        if isinstance(exc, ConnectRefused) and not self._replicated:
-            return False
-        return isinstance(exc, (TransientError, ConnectError))
 
     def _retrying(self, retry_state: RetryCallState) -> None:
         """Before sleeping between attempts: log, count the error, show 'reconnecting'."""
@@ -236,7 +224,7 @@ class Daemon:
             raise StopRequested()
         self._phase = "connecting to the target"
         target = connect(self.cfg.target, apply_session=True, autocommit=False,
-                         section="target")
+                         side="target")
         try:
             self._connected(target)
         except readonly.ReadOnlyTarget as exc:
@@ -247,7 +235,7 @@ class Daemon:
             phase = self._phase
             if phase is APPLYING:
                 phase = f"{phase} {self.live.position}"
-            if error_code(exc) == SPECIFIC_ACCESS_DENIED and self._phase in SOURCE_PHASES:
+            if classify(exc) is Kind.PRIVILEGE and self._phase in SOURCE_PHASES:
                 raise no_replication_grant(self.cfg.source, exc) from None
             new = session_error(exc, phase)
             if isinstance(new, readonly.ReadOnlyTarget):

@@ -33,10 +33,11 @@ from dataclasses import replace
 from applier.apply import ddlnames
 from applier.apply.ddlpolicy import DdlPolicy
 from applier.apply.schema import read_table
-from applier.apply.target import connect, flavor_of
 from applier.binlog.sqltext import Dialect
 from applier.binlog.statements import classify_statement
 from applier.config import Config
+from applier.connection.factory import connect
+from applier.connection.flavor import flavor_of
 from applier.core.columndefs import as_source_table
 from applier.core.conversions import Mode
 from applier.core.filters import table_filter
@@ -184,8 +185,8 @@ def preview_ddl(cfg: Config, sql: str, side: str) -> dict:
         raise PlannedDdlError(f"--side {side!r}: use --side source or --side target")
     r = cfg.replication
     settings = source_settings(cfg)
-    source = connect(cfg.source, section="source")
-    target = connect(cfg.target, section="target")
+    source = connect(cfg.source, side="source")
+    target = connect(cfg.target, side="target")
     try:
         conn = source if side == "source" else target
         planned = read_alter(sql, Dialect(mariadb=flavor_of(conn) == "mariadb"))

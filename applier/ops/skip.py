@@ -20,11 +20,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from applier.apply.checkpoint import resume_point
-from applier.apply.target import connect
 from applier.binlog.events import RowChange, Statement
 from applier.binlog.redact import Redacted
 from applier.binlog.stream import BinlogSource
 from applier.config import Config
+from applier.connection.factory import connect
 from applier.core.filters import table_filter
 from applier.core.gtidset import flavor_of_gtid, parse_set
 from applier.core.position import Position
@@ -89,7 +89,7 @@ def read_pending(cfg: Config) -> Pending:
     """The transaction the daemon would apply next; SkipRefused when there is none."""
     _running(cfg)
     r = cfg.replication
-    target = connect(cfg.target, autocommit=False, section="target")
+    target = connect(cfg.target, autocommit=False, side="target")
     try:
         saved = _checkpoint(cfg).load(target)
     finally:
@@ -127,7 +127,7 @@ def record_skipped(cfg: Config, pending: Pending) -> Position:
     one target transaction, if it is still where it was read."""
     _running(cfg)
     checkpoint = _checkpoint(cfg)
-    target = connect(cfg.target, autocommit=False, section="target")
+    target = connect(cfg.target, autocommit=False, side="target")
     try:
         with target.cursor() as cur:
             now = checkpoint.load_locked(cur)
@@ -163,7 +163,7 @@ def run_skip(cfg: Config, *, yes: bool, interactive: bool, echo: Callable[[str],
             raise SkipRefused("not skipped: not confirmed; nothing changed")
     end = record_skipped(cfg, pending)
     saved = _checkpoint(cfg)
-    target = connect(cfg.target, autocommit=False, section="target")
+    target = connect(cfg.target, autocommit=False, side="target")
     try:
         after = saved.load(target)
     finally:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 
-from applier.apply.target import connect
+from applier.connection.factory import connect
 
 DECLARED = ("SELECT ORDINAL_POSITION, COLUMN_NAME, DATA_TYPE FROM information_schema.COLUMNS"
             " WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s"
@@ -31,7 +31,7 @@ class SourceColumns:
     def __call__(self, schema: str, table: str) -> list[tuple]:
         with self._lock:
             if self.conn is None:
-                self.conn = connect(self.cfg, section="source")
+                self.conn = connect(self.cfg, side="source")
             try:
                 with self.conn.cursor() as cur:
                     cur.execute(DECLARED, (schema, table))

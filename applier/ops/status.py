@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import time
 
-from applier.apply.target import connect
 from applier.config import Config
+from applier.connection.factory import connect
 from applier.errors import ApplierError
 from applier.ops import service
 from applier.ops.statusfile import FLUSH_EVERY
@@ -56,7 +56,7 @@ def collect_status(cfg: Config) -> dict:
 def _committed(cfg: Config) -> tuple[Saved | None, str | None]:
     """The checkpoint committed on the target, or why it cannot be read."""
     try:
-        conn = connect(cfg.target, connect_timeout=5, section="target")
+        conn = connect(cfg.target, connect_timeout=5, side="target")
     except ApplierError as exc:
         return None, str(exc)
     try:

@@ -31,8 +31,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from applier.apply import readonly
-from applier.apply.target import connect
 from applier.config import Config
+from applier.connection.factory import connect
 from applier.core.position import Position
 from applier.errors import ApplierError, ConfigError, ExitStatus
 from applier.ops import readonlyswitch as ro
@@ -116,8 +116,8 @@ class Switchover:
     def preflight(self, a, b) -> str:
         """Refusals on the servers (nothing changed yet); returns A's flavour."""
         f, r = self.fwd, self.rev
-        with connect(r.source, section="source") as rb, connect(f.source,
-                                                                 section="source") as fa:
+        with connect(r.source, side="source") as rb, \
+                connect(f.source, side="source") as fa:
             same = (_identity(rb) == _identity(b), _identity(fa) == _identity(a))
         if not all(same):
             raise ConfigError("REV must replicate FWD's target into FWD's source: REV's "
@@ -271,9 +271,9 @@ class Switchover:
         """The switchover; returns how long A was read-only before REV ran (seconds)."""
         f, r = self.fwd, self.rev
         self.check_daemons()
-        with connect(r.target, section="target") as a, connect(f.target,
-                                                                section="target") as b, \
-                connect(r.source, section="source") as rb:
+        with connect(r.target, side="target") as a, \
+                connect(f.target, side="target") as b, \
+                connect(r.source, side="source") as rb:
             flavor = self.preflight(a, b)
             self.began = time.monotonic()
             deadline = self.began + self.timeout

@@ -8,6 +8,6 @@
 
 The daemon, `applier seed`, `applier skip`, `applier status` and the reconciler all read
 positions through these, so the SQL, the fallback between the two spellings of the status
-statement and the checkpoint's key exist once. Connections are the callers' (the source's
-connect-failure messages are `applier.binlog`'s, the target's `applier.apply.target`'s):
-this package sits below both and imports only the shared layers (core, config, sql)."""
+statement and the checkpoint's key exist once. Connections are the callers' (opened,
+and their failures named, by `applier.connection`); this package imports only the shared
+layers (core, config, sql, connection)."""

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import pymysql
 
+from applier.connection.flavor import is_mariadb
 from applier.core.position import Position
 from applier.errors import ReplicationStopped
 from applier.replstate import binlogevents
@@ -26,10 +27,6 @@ def as_text(v) -> str:
     if v is None:
         return ""
     return v.decode() if isinstance(v, bytes | bytearray) else str(v)
-
-
-def is_mariadb(conn) -> bool:
-    return "mariadb" in conn.get_server_info().lower()
 
 
 def read_status(cur) -> Position | None:

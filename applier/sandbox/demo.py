@@ -12,9 +12,9 @@ from pathlib import Path
 
 import click
 
-from applier.apply.target import connect
 from applier.binlog.stream import source_status
 from applier.config import load_config
+from applier.connection.factory import connect
 from applier.ops.daemon import Daemon
 from applier.ops.status import collect_status, format_status
 from applier.sandbox.servers import Sandbox

@@ -35,9 +35,10 @@ from dataclasses import dataclass
 from applier.apply import ddlflavor, triggers
 from applier.apply.lookup import qualified, quote
 from applier.apply.schema import list_tables, read_table
-from applier.apply.target import connect, flavor_of
 from applier.binlog.stream import read_settings
 from applier.config import Config
+from applier.connection.factory import connect
+from applier.connection.flavor import flavor_of
 from applier.convert.mapping import build_mapping, needs_value
 from applier.core.columndefs import as_source_table
 from applier.core.conversions import Mode
@@ -218,9 +219,9 @@ def run_seed(cfg: Config, opt: SeedOptions, out=sys.stderr) -> Position:
     r = cfg.replication
     mode = Mode.parse(r.type_conversions)
     store = SeedStore(r.checkpoint_table, r.server_id)
-    src = connect(cfg.source, section="source")
-    tgt = connect(cfg.target, autocommit=False, section="target")
-    guard = connect(cfg.target, section="target")
+    src = connect(cfg.source, side="source")
+    tgt = connect(cfg.target, autocommit=False, side="target")
+    guard = connect(cfg.target, side="target")
     try:
         if not _rows(guard, "SELECT GET_LOCK(%s, 0)", (f"applier_seed_{r.server_id}",))[0][0]:
             raise SeedFailed(f"another `applier seed` runs for server_id {r.server_id}")

@@ -8,8 +8,8 @@ import logging
 import threading
 import time
 
-from applier.apply.target import connect
 from applier.config import Config
+from applier.connection.factory import connect
 from applier.errors import ApplierError
 from applier.seed.store import SeedStore
 

@@ -31,8 +31,10 @@ import sys
 from dataclasses import asdict, dataclass, field
 
 from applier.apply.schema import read_table
-from applier.apply.target import connect, max_packet
+from applier.apply.target import max_packet
 from applier.config import ServerConfig
+from applier.connection.factory import connect
+from applier.connection.outage import CONNECT
 from applier.convert.mapping import build_mapping
 from applier.core.position import Position
 from applier.core.renames import Renames
@@ -48,7 +50,7 @@ from applier.seed.snapshot import (
     unlock,
 )
 from applier.seed.store import SeedStore
-from applier.server_codes import CONNECT, error_code
+from applier.server_codes import error_code
 
 log = logging.getLogger(__name__)
 ATTEMPTS = 4

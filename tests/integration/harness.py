@@ -17,10 +17,10 @@ from pathlib import Path
 import pymysql
 
 from applier.apply.commitgroup import CommitGroup
-from applier.apply.target import connect
 from applier.apply.transaction import ApplyOptions, Totals, TransactionApplier
 from applier.binlog.stream import BinlogSource, source_status
 from applier.config import Config, DaemonConfig, ReplicationConfig, ServerConfig
+from applier.connection.factory import connect
 from applier.core.conversions import Mode
 from applier.errors import ExitStatus, ReplicationStopped
 from applier.ops.daemon import Daemon

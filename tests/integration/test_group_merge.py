@@ -13,8 +13,8 @@ import logging
 import pytest
 
 from applier.apply.commitgroup import MERGE_ROWS, CommitGroup, GroupLimits
-from applier.apply.target import connect
 from applier.binlog.stream import source_status
+from applier.connection.factory import connect
 from applier.core.conversions import Mode
 from applier.errors import ExitStatus
 from tests.integration.harness import group_applier, group_stops, read_all

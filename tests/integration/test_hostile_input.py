@@ -11,9 +11,9 @@ import pymysql
 import pytest
 
 from applier.apply.lookup import quote
-from applier.apply.target import connect
 from applier.apply.transaction import ApplyOptions, Totals, TransactionApplier
 from applier.binlog.events import QuerySession, Statement, Transaction
+from applier.connection.factory import connect
 from applier.core.conversions import Mode
 from applier.core.filters import database_filter, table_filter
 from applier.core.position import Position

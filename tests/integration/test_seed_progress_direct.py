@@ -10,8 +10,8 @@ import socket
 
 import pytest
 
-from applier.apply.target import connect
 from applier.config import Config, ServerConfig
+from applier.connection.factory import connect
 from applier.seed.progress import CopyProgress
 from applier.seed.store import SeedStore
 

@@ -9,7 +9,7 @@ import uuid
 import pymysql
 import pytest
 
-from applier.apply.target import connect
+from applier.connection.factory import connect
 from applier.errors import ReplicationStopped
 from applier.replstate.source import source_status
 from applier.seed.snapshot import (

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from applier.apply.target import connect
+from applier.connection.factory import connect
 from applier.core.position import Position
 from applier.errors import ConfigError, ReplicationStopped
 from applier.replstate.checkpoint import Checkpoint

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from applier.apply import lookup, sqlbuild
-from applier.apply.target import connect
+from applier.connection.factory import connect
 from applier.errors import ExitStatus
 
 pytestmark = pytest.mark.integration

@@ -10,12 +10,12 @@ import pymysql
 import pytest
 
 from applier.apply import readonly
-from applier.apply.target import is_outage, session_error, translate
+from applier.apply.target import session_error, translate
+from applier.connection.outage import OUTAGE, READ_ONLY, TRANSIENT, is_outage
 from applier.errors import ExitStatus, ReplicationStopped, TransientError
 from applier.ops.daemon import LiveState
 from applier.ops.service import read_status
 from applier.ops.statusfile import StatusFile
-from applier.server_codes import OUTAGE, READ_ONLY, TRANSIENT
 
 OP = pymysql.err.OperationalError
 

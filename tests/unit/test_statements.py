@@ -5,7 +5,7 @@ of statements that may hold credentials."""
 import pytest
 
 from applier.binlog.redact import is_sensitive, redact
-from applier.binlog.sqltext import Dialect, SqlTextError, tokenize, version_number
+from applier.binlog.sqltext import Dialect, SqlTextError, tokenize
 from applier.binlog.statements import DDL, DML, OTHER, UNKNOWN, classify_statement
 
 MARIADB = Dialect(mariadb=True, version=101119)
@@ -130,13 +130,6 @@ def test_unreadable_ddl_is_unknown_with_the_names_it_may_touch():
     assert info.kind == UNKNOWN and ("x", "y") in info.tables
     info = classify_statement("ALTER TABLE t COMMENT 'unterminated", "ops")
     assert info.kind == UNKNOWN
-
-
-def test_version_number():
-    assert version_number("10.11.19-MariaDB-0+deb12u1") == 101119
-    assert version_number("5.5.5-10.11.19-MariaDB-0+deb12u1") == 101119  # handshake form
-    assert version_number("9.7.4-2") == 90704
-    assert version_number("8.0.36") == 80036
 
 
 SECRETS = [

@@ -1,10 +1,10 @@
-"""Connection failures classified (applier.binlog.connfail): what no wait cures stops at
+"""Connection failures classified (applier.connection.failure): what no wait cures stops at
 once with the fix; the rest is an outage. pymysql's exceptions as it raises them."""
 
 import pymysql
 
-from applier.binlog.connfail import connect_failure
 from applier.config import ServerConfig
+from applier.connection.failure import connect_failure
 from applier.errors import ConnectError, ConnectRefused
 
 CFG = ServerConfig(host="db1", port=3306, user="app", password="hunter2-secret",

@@ -1,6 +1,7 @@
 """Why a connection to the source or the target failed, as one line naming the server and
 the fix; failures no wait will cure (login denied, certificate not verified, TLS refused,
-unknown host) become ConnectRefused, the rest ConnectError (retried).
+unknown host) become ConnectRefused, the rest ConnectError (retried). A source that
+refuses its user replication (`no_replication_grant`) is named here too.
 
 The message is built from pymysql's own text, which never holds the password; the
 password is not passed here at all."""
@@ -8,8 +9,13 @@ password is not passed here at all."""
 from __future__ import annotations
 
 from applier.config import ServerConfig
-from applier.errors import ConnectError, ConnectRefused
-from applier.server_codes import ACCESS_DENIED, error_code
+from applier.errors import ConnectError, ConnectRefused, ReplicationStopped
+from applier.server_codes import (
+    ACCESS_DENIED,
+    SOURCE_GRANT,
+    SPECIFIC_ACCESS_DENIED,
+    error_code,
+)
 
 _CERT = ("CERTIFICATE_VERIFY_FAILED", "certificate verify failed", "SSLCertVerificationError")
 _UNKNOWN_HOST = ("Name or service not known", "nodename nor servname",
@@ -18,13 +24,13 @@ _TLS_REFUSED = 2026  # CR_SSL_CONNECTION_ERROR
 
 
 def connect_failure(exc: BaseException, cfg: ServerConfig,
-                    section: str | None) -> ConnectError:
-    """The applier error for ``exc`` raised while connecting to [section] ``cfg``
-    (section None: a server the caller does not name)."""
+                    side: str | None) -> ConnectError:
+    """The applier error for ``exc`` raised while connecting to [side] ``cfg`` ('source'
+    or 'target'; None: a server the caller does not name)."""
     code = error_code(exc) or 2003
     text = str(exc.args[-1]) if getattr(exc, "args", None) else str(exc)
-    where = f"{f'[{section}] ' if section else ''}{cfg.user}@{cfg.host}:{cfg.port}"
-    key = f"[{section}] " if section else ""
+    where = f"{f'[{side}] ' if side else ''}{cfg.user}@{cfg.host}:{cfg.port}"
+    key = f"[{side}] " if side else ""
     if code == ACCESS_DENIED:
         return ConnectRefused(f"{where}: login refused ({text}) — check {key}user and"
                               f" password (password_file, password_env) and the user's"
@@ -43,3 +49,13 @@ def connect_failure(exc: BaseException, cfg: ServerConfig,
         return ConnectRefused(f"{where}: unknown host ({text}) — correct {key}host",
                               2005)
     return ConnectError(f"cannot connect to {where}: {text}")
+
+
+def no_replication_grant(cfg: ServerConfig, exc: BaseException) -> ReplicationStopped:
+    """The source refused its user a replication privilege: a stop with the grant to run
+    (a wait would never cure it)."""
+    user = f"'{cfg.user}'@'%'"
+    return ReplicationStopped(
+        f"[source] {cfg.user}@{cfg.host}:{cfg.port} may not replicate: {exc.args[-1]} — on"
+        f" the source run {SOURCE_GRANT.format(user=user)} (with the user's own host),"
+        " then start again", SPECIFIC_ACCESS_DENIED)
