@@ -33,13 +33,13 @@ from applier.apply.target import error_code, flavor_of, translate, version_of
 from applier.binlog import libquery
 from applier.binlog.events import Statement
 from applier.binlog.redact import Redacted, redact
-from applier.binlog.sqltext import Dialect
-from applier.binlog.statements import DML, OTHER, UNKNOWN, StatementInfo, classify_statement
 from applier.core.position import Position
 from applier.core.renames import Renames
 from applier.errors import ReplicationStopped
 from applier.server_codes import DDL_ALREADY, DDL_PARTIAL
 from applier.sql import sqlmode
+from applier.sql.lexer import Dialect
+from applier.sql.statements import DML, OTHER, UNKNOWN, StatementInfo, classify_statement
 
 log = logging.getLogger(__name__)
 

@@ -26,7 +26,8 @@ from dataclasses import dataclass
 
 from applier.apply.alterspecs import split_parts
 from applier.binlog.redact import Redacted
-from applier.binlog.sqltext import (
+from applier.errors import ReplicationStopped
+from applier.sql.lexer import (
     PUNCT,
     QUOTED,
     STRING,
@@ -36,7 +37,6 @@ from applier.binlog.sqltext import (
     Token,
     tokenize,
 )
-from applier.errors import ReplicationStopped
 
 log = logging.getLogger(__name__)
 

@@ -14,7 +14,6 @@ from pymysql.constants import CLIENT
 
 from applier.apply.readonly import ReadOnlyTarget
 from applier.binlog.connfail import connect_failure
-from applier.binlog.sqltext import version_number
 from applier.config import ServerConfig
 from applier.errors import DuplicateKey, ReplicationStopped, TransientError
 from applier.server_codes import (
@@ -27,6 +26,7 @@ from applier.server_codes import (
     error_code,
 )
 from applier.server_codes import HINTS as _HINTS
+from applier.sql.lexer import version_number
 from applier.sql.sqlmode import APPLY_SQL_MODE
 
 log = logging.getLogger(__name__)

@@ -34,8 +34,6 @@ from applier.apply import ddlnames
 from applier.apply.ddlpolicy import DdlPolicy
 from applier.apply.schema import read_table
 from applier.apply.target import connect, flavor_of
-from applier.binlog.sqltext import Dialect
-from applier.binlog.statements import classify_statement
 from applier.config import Config
 from applier.core.columndefs import as_source_table
 from applier.core.conversions import Mode
@@ -46,7 +44,9 @@ from applier.errors import ReplicationStopped
 from applier.ops.check import check_pair, format_table, source_settings
 from applier.ops.plannedddl import PlannedAlter, PlannedDdlError, read_alter
 from applier.server_codes import error_code
+from applier.sql.lexer import Dialect
 from applier.sql.names import quote
+from applier.sql.statements import classify_statement
 
 log = logging.getLogger(__name__)
 

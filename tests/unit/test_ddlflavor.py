@@ -7,8 +7,8 @@ import logging
 import pytest
 
 from applier.apply.ddlflavor import TargetCatalog, column_types, target_collation, translate
-from applier.binlog.sqltext import Dialect, tokenize
 from applier.errors import ReplicationStopped
+from applier.sql.lexer import Dialect, tokenize
 
 MARIADB = TargetCatalog("mariadb", frozenset({"utf8mb4_general_ci", "utf8mb4_bin",
                                               "utf8mb4_unicode_ci", "latin1_swedish_ci",

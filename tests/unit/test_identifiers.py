@@ -4,7 +4,7 @@ import pytest
 
 from applier.apply import lookup, sqlbuild
 from applier.apply.lookup import LookupPlan, quote
-from applier.binlog.sqltext import QUOTED, tokenize
+from applier.sql.lexer import QUOTED, tokenize
 
 NAMES = ["t%", "m%%n", "m%n", "%s", "%(x)s", "a_b", "back`tick", "quo'te", 'dq"x',
          "new\nline", "café", "日本", "emoji😀", "sp ace", "100%"]

@@ -4,8 +4,8 @@ import pytest
 
 from applier.apply.lookup import quote
 from applier.apply.sequences import as_ddl, drop_text
-from applier.binlog.sqltext import Dialect
-from applier.binlog.statements import DDL, OTHER, UNKNOWN, classify_statement
+from applier.sql.lexer import Dialect
+from applier.sql.statements import DDL, OTHER, UNKNOWN, classify_statement
 
 MARIADB = Dialect(mariadb=True)
 
