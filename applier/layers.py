@@ -38,7 +38,7 @@ ROOTS = ("applier", "reconcile")
 DOORS = {
     "applier.seed": ("applier.apply.target", "applier.apply.schema", "applier.apply.lookup",
                      "applier.apply.transaction", "applier.apply.triggers",
-                     "applier.apply.ddlflavor", "applier.ops.service"),
+                     "applier.apply.ddl.flavor", "applier.ops.service"),
     "reconcile": ("applier.apply.schema",),
 }
 GUARDED = ("applier.apply", "applier.ops")

@@ -1,7 +1,7 @@
 """Applies one source transaction as one target transaction, checkpoint included: its
 groups of row changes (applier.apply.batching; written by applier.apply.rowwriter, rows of
 a system-versioned table at the source's instants: applier.apply.versioning) and its
-statements (DDL: applier.apply.ddl) in order, the session's foreign/unique checks per
+statements (DDL: applier.apply.ddl.statement) in order, the session's foreign/unique checks per
 rows event, the checkpoint, then COMMIT; on any error a rollback and the server's error
 as ours. A target table that changed meanwhile is read again and the transaction tried
 once more.
@@ -23,8 +23,8 @@ from typing import Any
 
 from applier.apply import batching, groupmerge, versioning
 from applier.apply.checks import SessionChecks
-from applier.apply.ddl import StatementApplier
-from applier.apply.ddlpolicy import DdlPolicy
+from applier.apply.ddl.policy import DdlPolicy
+from applier.apply.ddl.statement import StatementApplier
 from applier.apply.errorcontext import ErrorContext
 from applier.apply.executor import Executor, SessionExecutor
 from applier.apply.inflight import PIPELINE_DEPTH, must_succeed
@@ -67,7 +67,7 @@ class ApplyOptions:
     target_triggers: str = "refuse"  # or "fire" (applier.apply.triggers)
     accept: Callable[[str, str], bool] = lambda s, t: True
     accept_db: Callable[[str], bool] = lambda db: True  # CREATE/ALTER/DROP DATABASE
-    # the source's column definitions the DDL policy knows (applier.apply.ddlpolicy): kept
+    # the source's column definitions the DDL policy knows (applier.apply.ddl.policy): kept
     # by the daemon across reconnects, as its ApplyOptions are
     source_definitions: dict = field(default_factory=dict, compare=False, hash=False)
     source: Any = None  # the source's ServerConfig: asked for UUID/INET column types

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from applier.apply.ddlpolicy import same_definition
+from applier.apply.ddl.policy import same_definition
 from applier.apply.keptgtids import requirements as kept_requirements
 from applier.apply.lookup import plan_lookup, quote
 from applier.apply.schema import list_tables, read_table
@@ -121,7 +121,7 @@ def check_table(src_def: TableDef, target: TableDef | None, mode: Mode,
 def mark_deliberate(rep: TableCheck, mapping: TableMapping, mode: Mode) -> None:
     """Each column's ``deliberate``: True when the replica defines it differently from the
     source (type, character set or nullability). The DDL policy keeps such a column: a
-    source statement redefining it stops replication (applier.apply.ddlpolicy)."""
+    source statement redefining it stops replication (applier.apply.ddl.policy)."""
     different = {p.source.index for p in mapping.pairs
                  if not same_definition(p.source, p.target, mode)}
     for col in rep.columns:

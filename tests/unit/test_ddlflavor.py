@@ -1,4 +1,4 @@
-"""DDL across flavours (applier.apply.ddlflavor), without servers."""
+"""DDL across flavours (applier.apply.ddl.flavor), without servers."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from applier.apply.ddlflavor import TargetCatalog, column_types, target_collation, translate
+from applier.apply.ddl.flavor import TargetCatalog, column_types, target_collation, translate
 from applier.errors import ReplicationStopped
 from applier.sql.lexer import Dialect, tokenize
 

@@ -3,8 +3,8 @@ rewrite that points it at a scratch copy (only the table's name changes)."""
 
 import pytest
 
+from applier.apply.ddl.planned import PlannedDdlError, read_alter
 from applier.errors import ExitStatus
-from applier.ops.plannedddl import PlannedDdlError, read_alter
 from applier.sql.lexer import Dialect
 
 

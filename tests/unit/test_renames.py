@@ -1,13 +1,13 @@
 """Names that change, without a server: the rewrite_db / [[tables]] configuration
 (applier.config.tablenames), where names land (applier.core.renames), columns paired
 through a rename (applier.convert.mapping), likely renames (applier.convert.likelyrename)
-and a followed statement in the target's names (applier.apply.ddlnames)."""
+and a followed statement in the target's names (applier.apply.ddl.target_names)."""
 
 from __future__ import annotations
 
 import pytest
 
-from applier.apply.ddlnames import in_target_names
+from applier.apply.ddl.target_names import in_target_names
 from applier.apply.plans import TablePlan
 from applier.config import parse_config
 from applier.convert.likelyrename import config_lines, likely_renames

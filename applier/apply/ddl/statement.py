@@ -1,6 +1,6 @@
 """Statements (QUERY events) on the target: DDL read as the target server reads it,
 filtered on the names it really acts on, and executed in the source statement's own
-session (applier.apply.session: time zone, time, sql_mode, character set...);
+session (applier.apply.ddl.source_session: time zone, time, sql_mode, character set...);
 statement-based DML and unreadable DDL stop replication. Filter rules per statement:
 
 * CREATE/ALTER/DROP DATABASE: `filters.database_filter` (MySQL's rule for wild patterns).
@@ -12,8 +12,8 @@ statement-based DML and unreadable DDL stop replication. Filter rules per statem
 * TEMPORARY tables: skipped (row-based binlogs carry no rows of them).
 
 What an accepted statement becomes, or whether it stops because it would redefine a column
-the replica defines differently, is the DDL policy's (applier.apply.ddlpolicy); a collation
-or column type the target's flavour lacks is translated or stops (applier.apply.ddlflavor);
+the replica defines differently, is the DDL policy's (applier.apply.ddl.policy); a collation
+or column type the target's flavour lacks is translated or stops (applier.apply.ddl.flavor);
 online schema change tools' helper tables follow their table's filter
 (applier.core.filters).
 """
@@ -24,11 +24,12 @@ import logging
 from collections.abc import Callable
 from dataclasses import replace
 
-from applier.apply import alterspecs, ddlflavor, ddlnames, sequences
-from applier.apply.ddlpolicy import DdlPolicy
+from applier.apply.ddl import alterspecs, sequences, target_names
+from applier.apply.ddl import flavor as ddlflavor
+from applier.apply.ddl.policy import DdlPolicy
+from applier.apply.ddl.source_session import SourceSession, executable
 from applier.apply.lookup import quote
 from applier.apply.schema import read_table
-from applier.apply.session import SourceSession, executable
 from applier.apply.target import error_code, flavor_of, translate, version_of
 from applier.binlog import libquery
 from applier.binlog.events import Statement
@@ -62,7 +63,7 @@ class StatementApplier:
         self.version = version_of(conn)
         # which statements apply, are rewritten or stop (the replica's own design is kept)
         self.policy = policy or DdlPolicy(conn)
-        self.session = SourceSession(self.flavor)
+        self.source_session = SourceSession(self.flavor)  # the statement's, on the target
         self.names = names or Renames()  # rewrite_db, [[tables]]: the target's names
         self._catalog: ddlflavor.TargetCatalog | None = None  # read at the first DDL
         # called with the cursor just before a statement runs, after the commit before it
@@ -106,12 +107,12 @@ class StatementApplier:
 
     def _renamed(self, stmt: Statement, info: StatementInfo, sql: str,
                  source: bool | None) -> tuple[Statement, StatementInfo, str]:
-        """The statement in the target's names (applier.apply.ddlnames), read again."""
+        """The statement in the target's names (applier.apply.ddl.target_names), read again."""
         def columns(name: tuple[str, str]) -> set[str]:
             t = read_table(self.conn, *name)
             return {c.name.lower() for c in t.columns} if t is not None else set()
 
-        text, schema = ddlnames.in_target_names(sql, stmt.schema, info, self.names,
+        text, schema = target_names.in_target_names(sql, stmt.schema, info, self.names,
                                                 self.dialect(stmt), columns)
         if (text, schema) == (sql, stmt.schema):
             return stmt, info, sql
@@ -197,7 +198,7 @@ class StatementApplier:
         if self.before_execute is not None:
             self.before_execute(cur)
         try:
-            self._enter(cur, stmt)
+            self._enter_source_session(cur, stmt)
             sql = executable(sql, info.action)
             payload = (libquery.encode_query(sql, session.charset_client)
                        if session and session.charset_client else sql)
@@ -219,11 +220,12 @@ class StatementApplier:
             log.warning("DDL at %s already in effect on the target (%s): %s",
                         end, exc.args[-1], Redacted(sql, 120))
         finally:
-            self._leave(cur)
+            self._leave_source_session(cur)
 
-    def _enter(self, cur, stmt: Statement) -> None:
-        """USE the statement's database; its source session (applier.apply.session)."""
-        self.session.enter(cur, stmt)
+    def _enter_source_session(self, cur, stmt: Statement) -> None:
+        """USE the statement's database; its source session
+        (applier.apply.ddl.source_session)."""
+        self.source_session.enter(cur, stmt)
 
-    def _leave(self, cur) -> None:
-        self.session.leave(cur)
+    def _leave_source_session(self, cur) -> None:
+        self.source_session.leave(cur)

@@ -24,7 +24,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from applier.apply.alterspecs import split_parts
+from applier.apply.ddl.alterspecs import split_parts
 from applier.binlog.redact import Redacted
 from applier.errors import ReplicationStopped
 from applier.sql.lexer import (

@@ -30,7 +30,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from applier.apply import alterspecs
+from applier.apply.ddl import alterspecs
 from applier.apply.lookup import quote
 from applier.apply.schema import read_table
 from applier.binlog.redact import Redacted

@@ -1,7 +1,7 @@
 """What an ALTER TABLE does to columns, and what CREATE TABLE ... LIKE copies, read from the
 statement's tokens (applier.sql.lexer) as the target server reads them. Pure.
 
-Only what the DDL policy (applier.apply.ddlpolicy) needs: columns added, dropped, renamed,
+Only what the DDL policy (applier.apply.ddl.policy) needs: columns added, dropped, renamed,
 redefined (MODIFY, CHANGE) and CONVERT TO CHARACTER SET; every other alteration (indexes,
 defaults, table options, partitions) is left out."""
 
