@@ -33,7 +33,7 @@ import uuid
 from dataclasses import dataclass
 
 from applier.apply import triggers
-from applier.apply.ddl.flavor import TargetCatalog, translate
+from applier.apply.ddl.flavor import TargetCatalog, for_target_flavor
 from applier.apply.lookup import qualified, quote
 from applier.apply.schema import list_tables, read_table
 from applier.apply.target import connect, flavor_of
@@ -138,7 +138,7 @@ def _create_missing(src, tgt, missing: list[tuple[tuple[str, str], tuple[str, st
         cur.execute("SET SESSION foreign_key_checks = 0")
         for (schema, table), (tschema, ttable) in missing:
             ddl = _rows(src, f"SHOW CREATE TABLE {qualified(schema, table)}")[0][1]
-            ddl = translate(ddl, catalog, where=f" creating {schema}.{table}")
+            ddl = for_target_flavor(ddl, catalog, where=f" creating {schema}.{table}")
             head = f"CREATE TABLE {quote(table)}"
             if ttable != table and ddl.startswith(head):
                 ddl = f"CREATE TABLE {quote(ttable)}" + ddl[len(head):]

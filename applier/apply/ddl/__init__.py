@@ -9,7 +9,7 @@ planned statement previewed before it is run.
   would redefine a column the replica defines differently stops); `alterspecs.py` reads
   what an ALTER TABLE does to columns.
 * `flavor.py`: a definition written for one flavour made runnable on the other
-  (`translate`; the seed's --create uses it too).
+  (`for_target_flavor`; the seed's --create uses it too).
 * `target_names.py`: a statement put in the target's names (rewrite_db, [[tables]]).
 * `sequences.py`: MariaDB's sequence DDL read as DDL on its sequences.
 * `source_session.py`: the statement's source session (time zone, sql_mode, character

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from applier.apply.ddl import alterspecs, sequences, target_names
-from applier.apply.ddl import flavor as ddlflavor
+from applier.apply.ddl.flavor import TargetCatalog, for_target_flavor
 from applier.apply.ddl.policy import DdlPolicy
 from applier.apply.ddl.source_session import SourceSession, executable
 from applier.apply.lookup import quote
@@ -65,7 +65,7 @@ class StatementApplier:
         self.policy = policy or DdlPolicy(conn)
         self.source_session = SourceSession(self.flavor)  # the statement's, on the target
         self.names = names or Renames()  # rewrite_db, [[tables]]: the target's names
-        self._catalog: ddlflavor.TargetCatalog | None = None  # read at the first DDL
+        self._catalog: TargetCatalog | None = None  # read at the first DDL
         # called with the cursor just before a statement runs, after the commit before it
         # (applier.apply.transaction: the source GTID the statement commits under)
         self.before_execute: Callable | None = None
@@ -98,9 +98,9 @@ class StatementApplier:
             stmt, info, sql = self._renamed(stmt, info, sql, source)
         prepared = self.policy.prepare(info, sql, stmt.schema, self.dialect(stmt), end)
         if self._catalog is None:
-            self._catalog = ddlflavor.TargetCatalog.read(cur, self.flavor)
-        text = ddlflavor.translate(prepared.sql, self._catalog, self.dialect(stmt),
-                                   where=f" at {end}")
+            self._catalog = TargetCatalog.read(cur, self.flavor)
+        text = for_target_flavor(prepared.sql, self._catalog, self.dialect(stmt),
+                                 where=f" at {end}")
         self._execute(cur, stmt, info, text, end)
         prepared.applied()
         return True
