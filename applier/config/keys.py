@@ -1,11 +1,12 @@
-"""The file's sections and keys: per key the checker of its value (applier.config.checks)
+"""The file's sections and keys: per key the checker of its value (applier.config.validate)
 and an example, the fix a message prints. Unknown sections and keys are errors naming
 them (conf/applier.toml documents every key: a unit test holds it to this table)."""
 
 from __future__ import annotations
 
-from applier.config import checks, tablenames
-from applier.config.checks import Check
+from applier.config import tablenames
+from applier.config import validate as checks
+from applier.config.validate import Check
 
 SSL_MODES = ("DISABLED", "PREFERRED", "REQUIRED", "VERIFY_CA", "VERIFY_IDENTITY")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
