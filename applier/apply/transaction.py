@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from applier.apply import batching, groupmerge, versioning
-from applier.apply.checks import SessionChecks
 from applier.apply.ddl.policy import DdlPolicy
 from applier.apply.ddl.statement import StatementApplier
 from applier.apply.errorcontext import ErrorContext
@@ -33,6 +32,7 @@ from applier.apply.plancache import PlanCache
 from applier.apply.plans import TablePlan
 from applier.apply.rowwriter import RowWriter
 from applier.apply.schema import SchemaCache, foreign_keys_or_triggers
+from applier.apply.sessionchecks import SessionChecks
 from applier.apply.sourcetypes import SourceTypes
 from applier.apply.writeset import WriteSets
 from applier.binlog.events import RowChange, Statement, Transaction
