@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from applier.apply.ddl.policy import same_definition
 from applier.apply.keptgtids import requirements as kept_requirements
-from applier.apply.lookup import plan_lookup, quote
+from applier.apply.lookup import plan_lookup
 from applier.apply.schema import list_tables, read_table
 from applier.apply.target import connect
 from applier.apply.triggers import FIRE, Trigger, advice, triggers_on
@@ -36,6 +36,7 @@ from applier.core.filters import table_filter
 from applier.core.renames import NO_NAMES, TableNames
 from applier.core.types import SourceTable, TableDef
 from applier.errors import ApplierError
+from applier.sql.names import quote
 
 REQUIRED = {"log_bin": "ON", "binlog_format": "ROW"}
 RECOMMENDED = {"binlog_row_metadata": "FULL"}

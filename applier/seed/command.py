@@ -34,7 +34,6 @@ from dataclasses import dataclass
 
 from applier.apply import triggers
 from applier.apply.ddl.flavor import TargetCatalog, for_target_flavor
-from applier.apply.lookup import qualified, quote
 from applier.apply.schema import list_tables, read_table
 from applier.apply.target import connect, flavor_of
 from applier.binlog.stream import read_settings
@@ -59,6 +58,7 @@ from applier.seed.plan import (
 )
 from applier.seed.progress import CopyProgress
 from applier.seed.store import SeedStore
+from applier.sql.names import qualified, quote
 
 log = logging.getLogger(__name__)
 MAX_READERS = 8

@@ -3,8 +3,8 @@
 import pytest
 
 from applier.apply.ddl.sequences import as_ddl, drop_text
-from applier.apply.lookup import quote
 from applier.sql.lexer import Dialect
+from applier.sql.names import quote
 from applier.sql.statements import DDL, OTHER, UNKNOWN, classify_statement
 
 MARIADB = Dialect(mariadb=True)

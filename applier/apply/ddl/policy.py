@@ -31,7 +31,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from applier.apply.ddl import alterspecs
-from applier.apply.lookup import quote
 from applier.apply.schema import read_table
 from applier.binlog.redact import Redacted
 from applier.convert.decide import Decision, natural_class
@@ -41,6 +40,7 @@ from applier.core.position import Position
 from applier.core.types import Column, SourceTable, TableDef
 from applier.errors import ReplicationStopped
 from applier.sql.lexer import Dialect
+from applier.sql.names import quote
 from applier.sql.statements import StatementInfo
 
 log = logging.getLogger(__name__)

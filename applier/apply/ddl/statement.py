@@ -28,7 +28,6 @@ from applier.apply.ddl import alterspecs, sequences, target_names
 from applier.apply.ddl.flavor import TargetCatalog, for_target_flavor
 from applier.apply.ddl.policy import DdlPolicy
 from applier.apply.ddl.source_session import SourceSession, executable
-from applier.apply.lookup import quote
 from applier.apply.schema import read_table
 from applier.apply.target import error_code, flavor_of, translate, version_of
 from applier.binlog import libquery
@@ -40,6 +39,7 @@ from applier.errors import ReplicationStopped
 from applier.server_codes import DDL_ALREADY, DDL_PARTIAL
 from applier.sql import sqlmode
 from applier.sql.lexer import Dialect
+from applier.sql.names import quote
 from applier.sql.statements import DML, OTHER, UNKNOWN, StatementInfo, classify_statement
 
 log = logging.getLogger(__name__)

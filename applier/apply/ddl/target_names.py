@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from applier.apply.lookup import quote
 from applier.core.renames import Renames
 from applier.sql.lexer import PUNCT, QUOTED, WORD, Dialect, SqlTextError, Token, tokenize
+from applier.sql.names import quote
 from applier.sql.statements import StatementInfo
 
 Name = tuple[str, str]
