@@ -33,13 +33,13 @@ LAYERS = (
 ROOTS = ("applier", "reconcile")
 
 # seed/ and reconcile/ sit above apply/ and ops/ but may use only these of their modules
-# (their doors: a target session, a table's definition, how a row is found, applying a
-# transaction, a definition made runnable on the other flavour); anything else there is
-# an internal of the applier they must not reach
+# (their doors: a target session, a table's definition, applying a transaction, a
+# definition made runnable on the other flavour); anything else there is an internal of
+# the applier they must not reach
 DOORS = {
-    "applier.seed": ("applier.apply.target", "applier.apply.schema", "applier.apply.lookup",
+    "applier.seed": ("applier.apply.target", "applier.apply.schema",
                      "applier.apply.transaction", "applier.apply.triggers",
-                     "applier.apply.ddlflavor", "applier.ops.service"),
+                     "applier.apply.ddl.flavor", "applier.ops.service"),
     "reconcile": ("applier.apply.schema",),
 }
 GUARDED = ("applier.apply", "applier.ops")

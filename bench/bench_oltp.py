@@ -66,7 +66,7 @@ PATH = (
     ("    plan lookup (table_plan)", "apply/transaction.py", "table_plan"),
     ("    batching.groups (event dispatch)", "apply/batching.py", "groups"),
     ("    row writes (RowWriter.write)", "apply/rowwriter.py", "write"),
-    ("    session checks (SessionChecks.set)", "apply/checks.py", "set"),
+    ("    session checks (SessionChecks.set)", "apply/sessionchecks.py", "set"),
     ("    checkpoint (Checkpoint.save)", "replstate/checkpoint.py", "save"),
     ("    commit (SessionExecutor.commit)", "apply/executor.py", "commit"),
     ("  bookkeeping (Daemon._applied)", "ops/daemon.py", "_applied"),

@@ -1,8 +1,8 @@
 """Row lookup planning (WL#5092 find_row, on the target's own keys).
 
 Pure: which key or scan finds a row, never a connection. The statement text lives in
-applier.apply.sqlbuild (quote, ident and qualified are re-exported here for the modules that
-quote names), the per-table plans that cache it in applier.apply.plans.
+applier.apply.sqlbuild, the per-table plans that cache it in applier.apply.plans; names are
+quoted by applier.sql.names.
 """
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from applier.apply.sqlbuild import ident, qualified, quote
 from applier.core.types import Index, TableDef
 from applier.errors import ReplicationStopped
 
@@ -19,7 +18,7 @@ UNIQUE_KEY = "unique_key"
 INDEX = "index"
 TABLE_SCAN = "table_scan"
 LOOKUP_KINDS = (PRIMARY_KEY, UNIQUE_KEY, INDEX, TABLE_SCAN)
-__all__ = ["LOOKUP_KINDS", "LookupPlan", "ident", "plan_lookup", "qualified", "quote"]
+__all__ = ["LOOKUP_KINDS", "LookupPlan", "plan_lookup"]
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from applier.apply import triggers
-from applier.apply.ddlpolicy import DdlPolicy
+from applier.apply.ddl.policy import DdlPolicy
 from applier.apply.plans import TablePlan
 from applier.apply.schema import SchemaCache
 from applier.apply.sourcetypes import SourceTypes
@@ -48,7 +48,7 @@ class PlanCache:
                  before_read: Callable[[], None] = lambda: None,
                  names: Renames | None = None):
         self.schemas = schemas  # the target's definitions
-        self.policy = policy  # told the source's definitions (applier.apply.ddlpolicy)
+        self.policy = policy  # told the source's definitions (applier.apply.ddl.policy)
         self.source_types = source_types  # MariaDB UUID/INET declared types
         self.mode = mode
         self.by = by  # column_mapping: "name" or "position"

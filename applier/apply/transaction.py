@@ -1,7 +1,7 @@
 """Applies one source transaction as one target transaction, checkpoint included: its
 groups of row changes (applier.apply.batching; written by applier.apply.rowwriter, rows of
 a system-versioned table at the source's instants: applier.apply.versioning) and its
-statements (DDL: applier.apply.ddl) in order, the session's foreign/unique checks per
+statements (DDL: applier.apply.ddl.statement) in order, the session's foreign/unique checks per
 rows event, the checkpoint, then COMMIT; on any error a rollback and the server's error
 as ours. A target table that changed meanwhile is read again and the transaction tried
 once more.
@@ -21,9 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from applier.apply import batching, groupmerge, versioning
-from applier.apply.checks import SessionChecks
-from applier.apply.ddl import StatementApplier
-from applier.apply.ddlpolicy import DdlPolicy
+from applier.apply.ddl.policy import DdlPolicy
+from applier.apply.ddl.statement import StatementApplier
 from applier.apply.errorcontext import ErrorContext
 from applier.apply.executor import Executor, SessionExecutor
 from applier.apply.inflight import PIPELINE_DEPTH, must_succeed
@@ -32,6 +31,7 @@ from applier.apply.plancache import PlanCache
 from applier.apply.plans import TablePlan
 from applier.apply.rowwriter import RowWriter
 from applier.apply.schema import SchemaCache, foreign_keys_or_triggers
+from applier.apply.sessionchecks import SessionChecks
 from applier.apply.sourcetypes import ReadDeclared, SourceTypes
 from applier.apply.writeset import WriteSets
 from applier.binlog.events import RowChange, Statement, Transaction
@@ -67,7 +67,7 @@ class ApplyOptions:
     target_triggers: str = "refuse"  # or "fire" (applier.apply.triggers)
     accept: Callable[[str, str], bool] = lambda s, t: True
     accept_db: Callable[[str], bool] = lambda db: True  # CREATE/ALTER/DROP DATABASE
-    # the source's column definitions the DDL policy knows (applier.apply.ddlpolicy): kept
+    # the source's column definitions the DDL policy knows (applier.apply.ddl.policy): kept
     # by the daemon across reconnects, as its ApplyOptions are
     source_definitions: dict = field(default_factory=dict, compare=False, hash=False)
     # the source's UUID/INET6/INET4 column declarations of a table (applier.ops.sourcecolumns

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from applier.apply.lookup import quote
 from applier.errors import ReplicationStopped
+from applier.sql.names import quote
 
 REFUSE, FIRE = "refuse", "fire"
 FATAL = 1593  # ER_REPLICA_FATAL_ERROR / ER_SLAVE_FATAL_ERROR on both servers

@@ -31,7 +31,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 
 from applier.binlog import eventtypes as et
-from applier.binlog import libquery, payload, rowimage, statements, tablemapwire, wireevent
+from applier.binlog import libquery, payload, rowimage, tablemapwire, wireevent
 from applier.binlog.events import CHECK_FLAGS, RowChange, Statement, Transaction
 from applier.binlog.gtidevent import GtidEventError, tagged_gtid
 from applier.binlog.libevents import EventFactory
@@ -42,6 +42,7 @@ from applier.binlog.wireevent import WireEvent, WireEventError
 from applier.core.position import Position
 from applier.core.types import SourceTable
 from applier.errors import ReplicationStopped, TransientError
+from applier.sql import statements
 
 # a transaction with more row changes than this is streamed: handed to the applier while
 # it is still being read, so memory holds a batch, not the transaction (see `_stream`)

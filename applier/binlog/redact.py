@@ -5,7 +5,7 @@ statements in plain text in its binlog; MySQL keeps password hashes. Pure."""
 
 from __future__ import annotations
 
-from applier.binlog.sqltext import NUMBER, QUOTED, STRING, WORD, Dialect, SqlTextError, tokenize
+from applier.sql.lexer import NUMBER, QUOTED, STRING, WORD, Dialect, SqlTextError, tokenize
 from applier.sql.names import quote
 
 _SENSITIVE_WORDS = {"PASSWORD", "MASTER_PASSWORD", "SOURCE_PASSWORD"}

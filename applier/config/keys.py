@@ -1,11 +1,11 @@
-"""The file's sections and keys: per key the checker of its value (applier.config.checks)
+"""The file's sections and keys: per key the checker of its value (applier.config.validate)
 and an example, the fix a message prints. Unknown sections and keys are errors naming
 them (conf/applier.toml documents every key: a unit test holds it to this table)."""
 
 from __future__ import annotations
 
-from applier.config import checks, tablenames
-from applier.config.checks import Check
+from applier.config import tablenames, validate
+from applier.config.validate import Check
 
 SSL_MODES = ("DISABLED", "PREFERRED", "REQUIRED", "VERIFY_CA", "VERIFY_IDENTITY")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
@@ -14,55 +14,56 @@ REQUIRED = ("source", "target")
 TABLES = "tables"  # the [[tables]] entries (applier.config.tablenames), an array
 
 _SERVER = {
-    "host": (checks.string(), 'host = "127.0.0.1"'),
-    "port": (checks.integer(1, 65535), "port = 3306"),
-    "user": (checks.string(), 'user = "applier"'),
-    "password": (checks.string(empty_ok=True), 'password = "..." (or password_file, password_env)'),
-    "password_file": (checks.string(), 'password_file = "/etc/applier/source.password"'),
-    "password_env": (checks.env_name, 'password_env = "APPLIER_SOURCE_PASSWORD"'),
-    "ssl_ca": (checks.string(), 'ssl_ca = "/etc/applier/ca.pem"'),
-    "ssl_cert": (checks.string(), 'ssl_cert = "/etc/applier/client-cert.pem"'),
-    "ssl_key": (checks.string(), 'ssl_key = "/etc/applier/client-key.pem"'),
-    "ssl_mode": (checks.choice(*SSL_MODES), 'ssl_mode = "VERIFY_CA"'),
+    "host": (validate.string(), 'host = "127.0.0.1"'),
+    "port": (validate.integer(1, 65535), "port = 3306"),
+    "user": (validate.string(), 'user = "applier"'),
+    "password": (validate.string(empty_ok=True),
+                 'password = "..." (or password_file, password_env)'),
+    "password_file": (validate.string(), 'password_file = "/etc/applier/source.password"'),
+    "password_env": (validate.env_name, 'password_env = "APPLIER_SOURCE_PASSWORD"'),
+    "ssl_ca": (validate.string(), 'ssl_ca = "/etc/applier/ca.pem"'),
+    "ssl_cert": (validate.string(), 'ssl_cert = "/etc/applier/client-cert.pem"'),
+    "ssl_key": (validate.string(), 'ssl_key = "/etc/applier/client-key.pem"'),
+    "ssl_mode": (validate.choice(*SSL_MODES), 'ssl_mode = "VERIFY_CA"'),
 }
 KEYS: dict[str, dict[str, tuple[Check, str]]] = {
     "source": _SERVER,
     "target": _SERVER,
     "replication": {
-        "server_id": (checks.integer(1, 4294967295), "server_id = 4242"),
-        "type_conversions": (checks.type_conversions, 'type_conversions = "ALL_NON_LOSSY"'),
-        "exec_mode": (checks.choice("STRICT", "IDEMPOTENT"), 'exec_mode = "STRICT"'),
-        "column_mapping": (checks.choice("name", "position"), 'column_mapping = "name"'),
-        "start": (checks.start, 'start = "current"'),
-        "do_tables": (checks.patterns, 'do_tables = ["shop.%"]'),
-        "ignore_tables": (checks.patterns, 'ignore_tables = ["shop.tmp\\\\_%"]'),
-        "ddl": (checks.choice("apply", "ignore"), 'ddl = "apply"'),
-        "target_triggers": (checks.choice("refuse", "fire"), 'target_triggers = "refuse"'),
-        "checkpoint_table": (checks.table_name, 'checkpoint_table = "applier_meta.checkpoint"'),
-        "channel": (checks.channel, 'channel = "default"'),
-        "auto_position": (checks.boolean, "auto_position = true"),
-        "keep_source_gtids": (checks.boolean, "keep_source_gtids = false"),
-        "group_max_transactions": (checks.integer(1, 100000), "group_max_transactions = 200"),
-        "group_max_rows": (checks.integer(1), "group_max_rows = 5000"),
-        "group_max_ms": (checks.number(0), "group_max_ms = 100"),
-        "parallel_workers": (checks.integer(1, 64), "parallel_workers = 1"),
+        "server_id": (validate.integer(1, 4294967295), "server_id = 4242"),
+        "type_conversions": (validate.type_conversions, 'type_conversions = "ALL_NON_LOSSY"'),
+        "exec_mode": (validate.choice("STRICT", "IDEMPOTENT"), 'exec_mode = "STRICT"'),
+        "column_mapping": (validate.choice("name", "position"), 'column_mapping = "name"'),
+        "start": (validate.start, 'start = "current"'),
+        "do_tables": (validate.patterns, 'do_tables = ["shop.%"]'),
+        "ignore_tables": (validate.patterns, 'ignore_tables = ["shop.tmp\\\\_%"]'),
+        "ddl": (validate.choice("apply", "ignore"), 'ddl = "apply"'),
+        "target_triggers": (validate.choice("refuse", "fire"), 'target_triggers = "refuse"'),
+        "checkpoint_table": (validate.table_name, 'checkpoint_table = "applier_meta.checkpoint"'),
+        "channel": (validate.channel, 'channel = "default"'),
+        "auto_position": (validate.boolean, "auto_position = true"),
+        "keep_source_gtids": (validate.boolean, "keep_source_gtids = false"),
+        "group_max_transactions": (validate.integer(1, 100000), "group_max_transactions = 200"),
+        "group_max_rows": (validate.integer(1), "group_max_rows = 5000"),
+        "group_max_ms": (validate.number(0), "group_max_ms = 100"),
+        "parallel_workers": (validate.integer(1, 64), "parallel_workers = 1"),
         "rewrite_db": (tablenames.rewrite_db, 'rewrite_db = ["shop->shop_v2"]'),
     },
     "daemon": {
-        "state_dir": (checks.string(), 'state_dir = "/var/lib/applier"'),
-        "log_level": (checks.choice(*LOG_LEVELS), 'log_level = "INFO"'),
-        "progress_every": (checks.integer(1), "progress_every = 1000"),
-        "metrics_port": (checks.integer(1, 65535), "metrics_port = 9104 (or leave it out: off)"),
-        "metrics_host": (checks.string(), 'metrics_host = "127.0.0.1"'),
-        "stop_timeout": (checks.number(1), "stop_timeout = 60"),
-        "reconnect_timeout": (checks.number(1), "reconnect_timeout = 300"),
+        "state_dir": (validate.string(), 'state_dir = "/var/lib/applier"'),
+        "log_level": (validate.choice(*LOG_LEVELS), 'log_level = "INFO"'),
+        "progress_every": (validate.integer(1), "progress_every = 1000"),
+        "metrics_port": (validate.integer(1, 65535), "metrics_port = 9104 (or leave it out: off)"),
+        "metrics_host": (validate.string(), 'metrics_host = "127.0.0.1"'),
+        "stop_timeout": (validate.number(1), "stop_timeout = 60"),
+        "reconnect_timeout": (validate.number(1), "reconnect_timeout = 300"),
     },
     "reconcile": {
-        "report_dir": (checks.string(), 'report_dir = "reports"'),
-        "jdbc_jar": (checks.string(), 'jdbc_jar = "/usr/share/java/mariadb-java-client.jar"'),
-        "chunk_rows": (checks.integer(1), "chunk_rows = 100000"),
-        "catch_up_timeout": (checks.number(0), "catch_up_timeout = 120"),
-        "tables": (checks.patterns, 'tables = ["shop.orders"]'),
+        "report_dir": (validate.string(), 'report_dir = "reports"'),
+        "jdbc_jar": (validate.string(), 'jdbc_jar = "/usr/share/java/mariadb-java-client.jar"'),
+        "chunk_rows": (validate.integer(1), "chunk_rows = 100000"),
+        "catch_up_timeout": (validate.number(0), "catch_up_timeout = 120"),
+        "tables": (validate.patterns, 'tables = ["shop.orders"]'),
     },
 }
 SECRET_KEYS = frozenset({"password"})

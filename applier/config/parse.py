@@ -1,7 +1,7 @@
 """Reading applier.toml: TOML -> the frozen Config (applier.config.model), validated up
 front. Every problem becomes ONE line naming the key and the fix; all problems are reported
 together. Secret values never appear in a message. The checkers of single values are
-applier.config.checks, the table of keys applier.config.keys, passwords
+applier.config.validate, the table of keys applier.config.keys, passwords
 applier.config.passwords."""
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 from applier.config import tablenames
-from applier.config.checks import Invalid, closest, kind, resolve, show
 from applier.config.keys import KEYS, REQUIRED, SECRET_KEYS, SECTIONS, TABLES
 from applier.config.model import (
     Config,
@@ -23,6 +22,7 @@ from applier.config.model import (
     ServerConfig,
 )
 from applier.config.passwords import read_password, warn_if_exposed
+from applier.config.validate import Invalid, closest, kind, resolve, show
 from applier.errors import ConfigError
 
 

@@ -11,7 +11,7 @@ import stat
 from collections.abc import Mapping
 from pathlib import Path
 
-from applier.config.checks import resolve
+from applier.config.validate import resolve
 
 log = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from applier.config.checks import Invalid, kind, show
+from applier.config.validate import Invalid, kind, show
 from applier.core.renames import Renames, TableNames
 
 _IDENT = r"[A-Za-z0-9_$]+"

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from applier.apply.ddlpolicy import same_definition
+from applier.apply.ddl.policy import same_definition
 from applier.apply.keptgtids import requirements as kept_requirements
-from applier.apply.lookup import plan_lookup, quote
+from applier.apply.lookup import plan_lookup
 from applier.apply.schema import list_tables, read_table
 from applier.apply.triggers import FIRE, Trigger, advice, triggers_on
 from applier.binlog.stream import read_settings
@@ -36,6 +36,7 @@ from applier.core.filters import table_filter
 from applier.core.renames import NO_NAMES, TableNames
 from applier.core.types import SourceTable, TableDef
 from applier.errors import ApplierError
+from applier.sql.names import quote
 
 REQUIRED = {"log_bin": "ON", "binlog_format": "ROW"}
 RECOMMENDED = {"binlog_row_metadata": "FULL"}
@@ -121,7 +122,7 @@ def check_table(src_def: TableDef, target: TableDef | None, mode: Mode,
 def mark_deliberate(rep: TableCheck, mapping: TableMapping, mode: Mode) -> None:
     """Each column's ``deliberate``: True when the replica defines it differently from the
     source (type, character set or nullability). The DDL policy keeps such a column: a
-    source statement redefining it stops replication (applier.apply.ddlpolicy)."""
+    source statement redefining it stops replication (applier.apply.ddl.policy)."""
     different = {p.source.index for p in mapping.pairs
                  if not same_definition(p.source, p.target, mode)}
     for col in rep.columns:

@@ -1,15 +1,7 @@
 """`applier check --ddl "ALTER TABLE db.t ..." --side source|target`: each column's
 decision and the lookup key as they would be after a planned change, tried on a scratch
-copy of the table's definition, never on the table.
-
-The scratch copy: a new schema ``_applier_ddl_preview_<pid>_<random>`` on the server of
-that side (created without IF NOT EXISTS: a schema that exists is never used nor dropped),
-the table created LIKE the real one there (columns, indexes, partitioning; not foreign
-keys), the statement run with its table's name replaced (applier.ops.plannedddl), the
-definition read as `check` reads it (information_schema), and the schema dropped, on error
-too. The session runs with ``sql_log_bin = 0``: nothing reaches the binlog, so neither
-this applier, a reverse applier nor a server replica ever sees the scratch copy (a server
-with its binlog on refuses the preview without the privilege to set it).
+copy of the table's definition, never on the table (the copy and what the daemon would do
+with the statement: applier.apply.ddl.preview; the statement read: applier.apply.ddl.planned).
 
 With names that change (rewrite_db, [[tables]]: applier.core.renames) the statement names
 its own side's table (``--side target``: the target's name); the report pairs the source
@@ -20,163 +12,23 @@ configuration maps it (applier.convert.likelyrename).
 A planned change on the source is what the daemon sees in the binlog: with
 ``[replication] ddl = "apply"`` it runs the same statement on the target, unless the DDL
 policy stops (a column the replica defines differently would be redefined:
-applier.apply.ddlpolicy), so the target's copy is altered too; with ``ddl = "ignore"`` the
+applier.apply.ddl.policy), so the target's copy is altered too; with ``ddl = "ignore"`` the
 target keeps its definition."""
 
 from __future__ import annotations
 
-import logging
-import os
-import secrets
-from dataclasses import replace
-
-from applier.apply import ddlnames
-from applier.apply.ddlpolicy import DdlPolicy
+from applier.apply.ddl.planned import PlannedDdlError, read_alter
+from applier.apply.ddl.preview import altered, on_target, policy_stop
 from applier.apply.schema import read_table
-from applier.binlog.sqltext import Dialect
-from applier.binlog.statements import classify_statement
 from applier.config import Config
 from applier.connection.factory import connect
 from applier.connection.flavor import flavor_of
-from applier.core.columndefs import as_source_table
 from applier.core.conversions import Mode
 from applier.core.filters import table_filter
-from applier.core.position import Position
-from applier.core.types import TableDef
-from applier.errors import ReplicationStopped
 from applier.ops.check import check_pair, format_table, source_settings
-from applier.ops.plannedddl import PlannedAlter, PlannedDdlError, read_alter
-from applier.server_codes import error_code
-from applier.sql.names import quote
+from applier.sql.lexer import Dialect
 
-log = logging.getLogger(__name__)
-
-SCRATCH_PREFIX = "_applier_ddl_preview_"
 SIDES = ("source", "target")
-_PLANNED = Position("<planned>", 0)
-
-
-class PreviewFailed(ReplicationStopped):
-    """The planned statement cannot run on the scratch copy, or the copy cannot be made
-    (exit 3: the statement would fail, or the preview needs a privilege)."""
-
-
-def _one_line(exc: BaseException) -> str:
-    code = error_code(exc)
-    text = str(exc.args[-1]) if getattr(exc, "args", None) else str(exc)
-    return (f"({code}) " if code else "") + " ".join(text.split())
-
-
-class ScratchCopy:
-    """A throwaway schema on one server holding copies of tables (see the module)."""
-
-    def __init__(self, conn, server: str):
-        self.conn = conn
-        self.server = server  # "source" or "target", for messages
-        self.schema = f"{SCRATCH_PREFIX}{os.getpid()}_{secrets.token_hex(6)}"
-        self.created = False
-
-    def _run(self, sql: str, doing: str) -> None:
-        try:
-            with self.conn.cursor() as cur:
-                cur.execute(sql)
-        except Exception as exc:
-            if not error_code(exc):
-                raise
-            raise PreviewFailed(f"{doing} on the {self.server} failed: {_one_line(exc)}",
-                                code=error_code(exc)) from None
-
-    def __enter__(self) -> ScratchCopy:
-        self._keep_out_of_binlog()
-        self._run(f"CREATE DATABASE {quote(self.schema)}",
-                  f"creating the scratch schema {self.schema}")
-        self.created = True
-        return self
-
-    def _keep_out_of_binlog(self) -> None:
-        try:
-            with self.conn.cursor() as cur:
-                cur.execute("SET SESSION sql_log_bin = 0")
-        except Exception as exc:
-            if not error_code(exc):
-                raise
-            with self.conn.cursor() as cur:
-                cur.execute("SELECT @@GLOBAL.log_bin")
-                if str(cur.fetchone()[0]) in ("0", "OFF"):
-                    return  # no binlog: nothing to keep out
-            grant = ("BINLOG ADMIN" if flavor_of(self.conn) == "mariadb"
-                     else "SYSTEM_VARIABLES_ADMIN")
-            raise PreviewFailed(
-                f"check --ddl keeps its scratch copy out of the {self.server}'s binlog and "
-                f"may not set sql_log_bin = 0 there: {_one_line(exc)} — GRANT {grant} ON *.* "
-                f"to the [{self.server}] user, or preview with a user that has it") from None
-
-    def copy(self, schema: str, table: str) -> None:
-        self._run(f"CREATE TABLE {quote(self.schema)}.{quote(table)} LIKE "
-                  f"{quote(schema)}.{quote(table)}", f"copying {schema}.{table}")
-
-    def alter(self, planned: PlannedAlter) -> None:
-        self._run(planned.on(self.schema), f"the statement on a copy of "
-                                           f"{planned.schema}.{planned.table}")
-
-    def read(self, planned: PlannedAlter) -> TableDef:
-        found = read_table(self.conn, self.schema, planned.table)
-        if found is None:
-            raise PreviewFailed(f"the copy of {planned.schema}.{planned.table} on the "
-                                f"{self.server} is gone after the statement")
-        return replace(found, schema=planned.schema, table=planned.table)
-
-    def __exit__(self, *exc: object) -> None:
-        if self.created:
-            try:
-                with self.conn.cursor() as cur:
-                    cur.execute(f"DROP DATABASE IF EXISTS {quote(self.schema)}")
-            except Exception:  # noqa: BLE001 - say so, and let the first error through
-                log.warning("could not drop the scratch schema %s on the %s: drop it by "
-                            "hand", self.schema, self.server, exc_info=True)
-
-
-def altered(conn, server: str, planned: PlannedAlter) -> TableDef:
-    """The table's definition after the planned statement, from a scratch copy."""
-    with ScratchCopy(conn, server) as scratch:
-        scratch.copy(planned.schema, planned.table)
-        scratch.alter(planned)
-        return scratch.read(planned)
-
-
-def _on_target(cfg: Config, planned: PlannedAlter, source: TableDef,
-               target: TableDef | None, dialect: Dialect) -> PlannedAlter:
-    """A planned source statement as the daemon would run it on the target: in the
-    target's names (applier.apply.ddlnames: its table, its renamed columns)."""
-    sql = planned.sql
-    if cfg.names:
-        info = classify_statement(sql, "", dialect)
-        have = {c.name.lower() for c in target.columns} if target is not None else set()
-        sql, _ = ddlnames.in_target_names(sql, "", info, cfg.names, dialect,
-                                          lambda name: have)
-    tname = cfg.names.target_of(source.schema, source.table)
-    return replace(read_alter(sql, dialect), schema=tname[0], table=tname[1])
-
-
-def _policy_stop(cfg: Config, target, src_def: TableDef, planned: PlannedAlter,
-                 tgt_def: TableDef) -> str | None:
-    """The DDL policy's stop for a source statement the daemon would replay, or None."""
-    src = as_source_table(src_def)
-    entry = cfg.names.table(src_def.schema, src_def.table)
-
-    def named(c) -> str:  # the target's name of a source column, as the daemon tells it
-        new = entry.target_column(c.name)
-        return new if new and tgt_def.column(new) is not None else c.name
-
-    known = {(planned.schema, planned.table): {named(c).lower(): c for c in src.columns}}
-    policy = DdlPolicy(target, Mode.parse(cfg.replication.type_conversions), known)
-    dialect = Dialect(mariadb=flavor_of(target) == "mariadb")
-    info = classify_statement(planned.sql, "", dialect)
-    try:
-        policy.prepare(info, planned.sql, "", dialect, _PLANNED)
-    except ReplicationStopped as exc:
-        return str(exc).replace(f"The DDL statement ending at {_PLANNED}", "The statement")
-    return None
 
 
 def preview_ddl(cfg: Config, sql: str, side: str) -> dict:
@@ -218,11 +70,11 @@ def preview_ddl(cfg: Config, sql: str, side: str) -> dict:
         else:
             src_after = altered(source, "source", planned)
             if r.ddl == "apply" and tgt_def is not None:
-                on_target = _on_target(cfg, planned, src_def, tgt_def,
-                                       Dialect(mariadb=flavor_of(target) == "mariadb"))
-                stop = _policy_stop(cfg, target, src_def, on_target, tgt_def)
+                replayed = on_target(cfg, planned, src_def, tgt_def,
+                                     Dialect(mariadb=flavor_of(target) == "mariadb"))
+                stop = policy_stop(cfg, target, src_def, replayed, tgt_def)
                 if stop is None:
-                    tgt_after = altered(target, "target", on_target)
+                    tgt_after = altered(target, "target", replayed)
                     notes.append('ddl = "apply": the daemon runs the statement on the '
                                  "target too (its copy was altered as well)")
             else:

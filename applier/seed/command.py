@@ -32,8 +32,8 @@ import time
 import uuid
 from dataclasses import dataclass
 
-from applier.apply import ddlflavor, triggers
-from applier.apply.lookup import qualified, quote
+from applier.apply import triggers
+from applier.apply.ddl.flavor import TargetCatalog, for_target_flavor
 from applier.apply.schema import list_tables, read_table
 from applier.binlog.stream import read_settings
 from applier.config import Config
@@ -59,6 +59,7 @@ from applier.seed.plan import (
 )
 from applier.seed.progress import CopyProgress
 from applier.seed.store import SeedStore
+from applier.sql.names import qualified, quote
 
 log = logging.getLogger(__name__)
 MAX_READERS = 8
@@ -130,14 +131,15 @@ def select_tables(src, cfg: Config, only: tuple[str, ...] | None,
 
 def _create_missing(src, tgt, missing: list[tuple[tuple[str, str], tuple[str, str]]]) -> None:
     """--create: the source's own definition, as SHOW CREATE TABLE gives it (a collation
-    of the other flavour translated, a type the target lacks refused: ddlflavor), under
-    the target's name of the table (rewrite_db, [[tables]] target)."""
+    of the other flavour translated, a type the target lacks refused:
+    applier.apply.ddl.flavor), under the target's name of the table (rewrite_db, [[tables]]
+    target)."""
     with tgt.cursor() as cur:
-        catalog = ddlflavor.TargetCatalog.read(cur, flavor_of(tgt))
+        catalog = TargetCatalog.read(cur, flavor_of(tgt))
         cur.execute("SET SESSION foreign_key_checks = 0")
         for (schema, table), (tschema, ttable) in missing:
             ddl = _rows(src, f"SHOW CREATE TABLE {qualified(schema, table)}")[0][1]
-            ddl = ddlflavor.translate(ddl, catalog, where=f" creating {schema}.{table}")
+            ddl = for_target_flavor(ddl, catalog, where=f" creating {schema}.{table}")
             head = f"CREATE TABLE {quote(table)}"
             if ttable != table and ddl.startswith(head):
                 ddl = f"CREATE TABLE {quote(ttable)}" + ddl[len(head):]

@@ -26,7 +26,6 @@ import logging
 
 from applier.apply.transaction import ApplyOptions, Totals, TransactionApplier
 from applier.binlog.events import RowChange, Statement, Transaction
-from applier.binlog.statements import DDL, DML, classify_statement
 from applier.core.conversions import Mode
 from applier.core.position import Position
 from applier.core.renames import Renames
@@ -34,6 +33,7 @@ from applier.errors import ReplicationStopped
 from applier.mysqljson.jsondiff import has_diff
 from applier.seed.plan import DoneSet
 from applier.seed.store import PositionSaver, SeedStore
+from applier.sql.statements import DDL, DML, classify_statement
 
 log = logging.getLogger(__name__)
 

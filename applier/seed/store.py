@@ -22,10 +22,10 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from applier.apply.lookup import qualified
 from applier.core.position import Position
 from applier.errors import ConfigError, ReplicationStopped
 from applier.replstate.checkpoint import Checkpoint
+from applier.sql.names import qualified
 
 RUN, CHUNK = "seed_run", "seed_chunk"
 GTID_COLUMN = 255  # the checkpoint table's gtid column width

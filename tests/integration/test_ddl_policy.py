@@ -1,4 +1,4 @@
-"""The DDL policy (applier.apply.ddlpolicy): the replica's own design is kept. A source
+"""The DDL policy (applier.apply.ddl.policy): the replica's own design is kept. A source
 statement redefining a column the replica defines differently stops (exit 3) naming the
 statement and both definitions, with the checkpoint before it; a mirrored column follows
 the source; columns added and dropped follow the source; `applier check` marks the

@@ -10,7 +10,6 @@ import logging
 import pymysql
 import pytest
 
-from applier.apply.lookup import quote
 from applier.apply.transaction import ApplyOptions, Totals, TransactionApplier
 from applier.binlog.events import QuerySession, Statement, Transaction
 from applier.connection.factory import connect
@@ -19,6 +18,7 @@ from applier.core.filters import database_filter, table_filter
 from applier.core.position import Position
 from applier.errors import ExitStatus, ReplicationStopped
 from applier.replstate.checkpoint import Checkpoint
+from applier.sql.names import quote
 
 pytestmark = pytest.mark.integration
 

@@ -48,7 +48,7 @@ def test_the_checks_can_fail():
                "applier.apply.lookup": {"applier.core.types"}}
     assert layers.cycles(made_up) == [["applier.apply.lookup", "applier.core.types"]]
     assert layers.upward(made_up) == ["applier.core.types imports applier.apply.lookup"]
-    inside = {"applier.seed.plan": {"applier.apply.batching", "applier.apply.lookup"},
+    inside = {"applier.seed.plan": {"applier.apply.batching", "applier.apply.schema"},
               "reconcile.job": {"applier.ops.check"}}
     assert layers.internals(inside) == [
         "applier.seed.plan imports applier.apply.batching, an internal (doors: "

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from applier.apply import alterspecs
-from applier.apply.alterspecs import column_changes, create_like
-from applier.apply.ddlpolicy import MIRROR, _follow, definition, same_definition
-from applier.binlog.sqltext import Dialect
+from applier.apply.ddl import alterspecs
+from applier.apply.ddl.alterspecs import column_changes, create_like
+from applier.apply.ddl.policy import MIRROR, _follow, definition, same_definition
 from applier.core.conversions import Mode
 from applier.core.osctables import COPY, OTHER, helper_of
 from applier.core.types import Column, SqlType
+from applier.sql.lexer import Dialect
 
 
 @pytest.mark.parametrize("name, bases, kind", [

@@ -1,4 +1,4 @@
-"""DDL across flavours (applier.apply.ddlflavor), without servers."""
+"""DDL across flavours (applier.apply.ddl.flavor), without servers."""
 
 from __future__ import annotations
 
@@ -6,9 +6,14 @@ import logging
 
 import pytest
 
-from applier.apply.ddlflavor import TargetCatalog, column_types, target_collation, translate
-from applier.binlog.sqltext import Dialect, tokenize
+from applier.apply.ddl.flavor import (
+    TargetCatalog,
+    column_types,
+    for_target_flavor,
+    target_collation,
+)
 from applier.errors import ReplicationStopped
+from applier.sql.lexer import Dialect, tokenize
 
 MARIADB = TargetCatalog("mariadb", frozenset({"utf8mb4_general_ci", "utf8mb4_bin",
                                               "utf8mb4_unicode_ci", "latin1_swedish_ci",
@@ -46,24 +51,24 @@ MYSQL = TargetCatalog("mysql", frozenset({"utf8mb4_0900_ai_ci", "utf8mb4_general
 ])
 def test_mysql_0900_collations_become_the_targets_default(sql, expected, caplog):
     with caplog.at_level(logging.INFO):
-        assert translate(sql, MARIADB) == expected
+        assert for_target_flavor(sql, MARIADB) == expected
     if expected != sql:
         assert "does not exist on the target (mariadb)" in caplog.text
 
 
 def test_a_sensitive_0900_collation_without_its_meaning_on_the_target_stops():
-    assert translate("CREATE TABLE t (b CHAR(1) COLLATE utf8mb4_0900_bin)", OLD_MARIADB) == \
-        "CREATE TABLE t (b CHAR(1) COLLATE utf8mb4_bin)"
+    assert for_target_flavor("CREATE TABLE t (b CHAR(1) COLLATE utf8mb4_0900_bin)",
+                             OLD_MARIADB) == "CREATE TABLE t (b CHAR(1) COLLATE utf8mb4_bin)"
     for name in ("utf8mb4_0900_as_cs", "utf8mb4_de_pb_0900_as_cs", "utf8mb4_ja_0900_as_cs_ks"):
         with pytest.raises(ReplicationStopped, match=f"collation '{name}', which the target"):
-            translate(f"CREATE TABLE t (b CHAR(1) COLLATE {name})", OLD_MARIADB)
+            for_target_flavor(f"CREATE TABLE t (b CHAR(1) COLLATE {name})", OLD_MARIADB)
     with pytest.raises(ReplicationStopped, match="utf8mb4_de_pb_0900_as_cs"):
-        translate("CREATE TABLE t (b CHAR(1) COLLATE utf8mb4_de_pb_0900_as_cs)", MARIADB)
+        for_target_flavor("CREATE TABLE t (b CHAR(1) COLLATE utf8mb4_de_pb_0900_as_cs)", MARIADB)
 
 
 def test_on_a_target_that_has_them_nothing_changes():
     sql = "CREATE TABLE t (a VARCHAR(10) COLLATE utf8mb4_0900_ai_ci, u CHAR(36))"
-    assert translate(sql, MYSQL) == sql
+    assert for_target_flavor(sql, MYSQL) == sql
 
 
 @pytest.mark.parametrize(("sql", "name"), [
@@ -74,7 +79,7 @@ def test_on_a_target_that_has_them_nothing_changes():
 def test_any_other_missing_collation_stops_naming_it(sql, name):
     with pytest.raises(ReplicationStopped, match=f"collation '{name}', which the target "
                                                  r"\(mysql\) does not have") as exc:
-        translate(sql, MYSQL, where=" at binlog.000001:4")
+        for_target_flavor(sql, MYSQL, where=" at binlog.000001:4")
     assert exc.value.code == 1273 and "at binlog.000001:4" in str(exc.value)
     assert sql[:20] in str(exc.value)
 
@@ -90,8 +95,8 @@ def test_any_other_missing_collation_stops_naming_it(sql, name):
 def test_mariadb_types_stop_on_mysql(sql, column, type_):
     with pytest.raises(ReplicationStopped, match=f"column '{column}' of type {type_}, "
                                                  r"which the target \(mysql\)"):
-        translate(sql, MYSQL)
-    assert translate(sql, MARIADB) == sql
+        for_target_flavor(sql, MYSQL)
+    assert for_target_flavor(sql, MARIADB) == sql
 
 
 @pytest.mark.parametrize("sql", [
@@ -101,12 +106,12 @@ def test_mariadb_types_stop_on_mysql(sql, column, type_):
     "CREATE TABLE t LIKE uuid",
 ])
 def test_columns_named_like_those_types_are_no_such_types(sql):
-    assert translate(sql, MYSQL) == sql
+    assert for_target_flavor(sql, MYSQL) == sql
 
 
 def test_vector_stops_on_mariadb():
     with pytest.raises(ReplicationStopped, match="of type VECTOR"):
-        translate("CREATE TABLE t (id INT PRIMARY KEY, e VECTOR(3))", MARIADB)
+        for_target_flavor("CREATE TABLE t (id INT PRIMARY KEY, e VECTOR(3))", MARIADB)
 
 
 def test_column_types_reads_each_definition():

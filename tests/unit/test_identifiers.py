@@ -3,8 +3,10 @@
 import pytest
 
 from applier.apply import lookup, sqlbuild
-from applier.apply.lookup import LookupPlan, quote
-from applier.binlog.sqltext import QUOTED, tokenize
+from applier.apply.lookup import LookupPlan
+from applier.sql import names
+from applier.sql.lexer import QUOTED, tokenize
+from applier.sql.names import quote
 
 NAMES = ["t%", "m%%n", "m%n", "%s", "%(x)s", "a_b", "back`tick", "quo'te", 'dq"x',
          "new\nline", "café", "日本", "emoji😀", "sp ace", "100%"]
@@ -44,4 +46,4 @@ def test_every_statement_keeps_its_identifiers(name):
 
 def test_quote_is_the_plain_form():
     assert quote("m%n") == "`m%n`" and quote("a`b") == "`a``b`"
-    assert lookup.ident("m%n") == "`m%%n`"
+    assert names.ident("m%n") == "`m%%n`"

@@ -3,9 +3,9 @@ rewrite that points it at a scratch copy (only the table's name changes)."""
 
 import pytest
 
-from applier.binlog.sqltext import Dialect
+from applier.apply.ddl.planned import PlannedDdlError, read_alter
 from applier.errors import ExitStatus
-from applier.ops.plannedddl import PlannedDdlError, read_alter
+from applier.sql.lexer import Dialect
 
 
 @pytest.mark.parametrize(("sql", "expected"), [

@@ -1,7 +1,7 @@
 """Status variables of QUERY events (applier.binlog.queryvars) and the SET the target
-session gets from them (applier.apply.session.source_settings). The blocks are bytes
-captured from MySQL 9.7 and MariaDB 10.11 sources (ALTER TABLE after SET time_zone =
-'+05:00', an ADD COLUMN ... DEFAULT CURRENT_TIMESTAMP(6), a CREATE TABLE after SET
+session gets from them (applier.apply.ddl.source_session.source_session_settings). The
+blocks are bytes captured from MySQL 9.7 and MariaDB 10.11 sources (ALTER TABLE after SET
+time_zone = '+05:00', an ADD COLUMN ... DEFAULT CURRENT_TIMESTAMP(6), a CREATE TABLE after SET
 lc_time_names = 'de_DE', auto_increment_increment = 5, auto_increment_offset = 2,
 foreign_key_checks = 0, unique_checks = 0, explicit_defaults_for_timestamp = 0)."""
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from applier.apply.session import executable, source_settings
+from applier.apply.ddl.source_session import executable, source_session_settings
 from applier.binlog.events import QuerySession
 from applier.binlog.queryvars import QueryVarsError, decode, status_block
 
@@ -86,7 +86,7 @@ def _settings(block: bytes, flavor: str, target: str, when=1795555668) -> dict:
     v = decode(block)
     session = QuerySession(flavor=flavor, sql_mode=v.sql_mode, charset_client=v.charset[0],
                            when=when, vars=v)
-    return dict(source_settings(session, target))
+    return dict(source_session_settings(session, target))
 
 
 def test_what_the_target_session_gets():
@@ -114,7 +114,7 @@ def test_mariadb_explicit_defaults_is_a_flags2_bit():
 
 def test_without_status_variables_only_mode_and_charset():
     session = QuerySession(flavor="mysql", sql_mode=0, charset_client=255)
-    assert source_settings(session, "mysql") == [("sql_mode", "''"),
+    assert source_session_settings(session, "mysql") == [("sql_mode", "''"),
                                                  ("character_set_client", "'utf8mb4'")]
 
 

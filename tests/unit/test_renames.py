@@ -1,16 +1,14 @@
 """Names that change, without a server: the rewrite_db / [[tables]] configuration
 (applier.config.tablenames), where names land (applier.core.renames), columns paired
 through a rename (applier.convert.mapping), likely renames (applier.convert.likelyrename)
-and a followed statement in the target's names (applier.apply.ddlnames)."""
+and a followed statement in the target's names (applier.apply.ddl.target_names)."""
 
 from __future__ import annotations
 
 import pytest
 
-from applier.apply.ddlnames import in_target_names
+from applier.apply.ddl.target_names import in_target_names
 from applier.apply.plans import TablePlan
-from applier.binlog.sqltext import Dialect
-from applier.binlog.statements import classify_statement
 from applier.config import parse_config
 from applier.convert.likelyrename import config_lines, likely_renames
 from applier.convert.mapping import build_mapping
@@ -18,6 +16,8 @@ from applier.core.conversions import Mode
 from applier.core.renames import NO_NAMES, Renames, TableNames
 from applier.core.types import Column, Index, SourceTable, SqlType, TableDef
 from applier.errors import ConfigError, ExitStatus
+from applier.sql.lexer import Dialect
+from applier.sql.statements import classify_statement
 
 MINIMAL = '[source]\nport = 3307\n[target]\nport = 3308\n'
 INT = SqlType("int")

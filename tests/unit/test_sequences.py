@@ -1,11 +1,11 @@
-"""Sequence DDL read as DDL on its sequences (applier.apply.sequences)."""
+"""Sequence DDL read as DDL on its sequences (applier.apply.ddl.sequences)."""
 
 import pytest
 
-from applier.apply.lookup import quote
-from applier.apply.sequences import as_ddl, drop_text
-from applier.binlog.sqltext import Dialect
-from applier.binlog.statements import DDL, OTHER, UNKNOWN, classify_statement
+from applier.apply.ddl.sequences import as_ddl, drop_text
+from applier.sql.lexer import Dialect
+from applier.sql.names import quote
+from applier.sql.statements import DDL, OTHER, UNKNOWN, classify_statement
 
 MARIADB = Dialect(mariadb=True)
 

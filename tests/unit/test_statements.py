@@ -5,8 +5,8 @@ of statements that may hold credentials."""
 import pytest
 
 from applier.binlog.redact import is_sensitive, redact
-from applier.binlog.sqltext import Dialect, SqlTextError, tokenize
-from applier.binlog.statements import DDL, DML, OTHER, UNKNOWN, classify_statement
+from applier.sql.lexer import Dialect, SqlTextError, tokenize
+from applier.sql.statements import DDL, DML, OTHER, UNKNOWN, classify_statement
 
 MARIADB = Dialect(mariadb=True, version=101119)
 MYSQL = Dialect(version=90704)

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from applier.config.checks import Invalid
 from applier.config.tablenames import by_position, renames, rewrite_db, table_entries
+from applier.config.validate import Invalid
 from applier.core.renames import TableNames
 
 

@@ -1,4 +1,4 @@
-"""What a QUERY event's statement is, read as the server reads it (applier.binlog.sqltext): DDL
+"""What a QUERY event's statement is, read as the server reads it (applier.sql.lexer): DDL
 on tables or databases (with the real names it acts on), statement-based DML, something to
 ignore, or DDL that cannot be understood. Pure."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from applier.binlog.sqltext import (
+from applier.sql.lexer import (
     NUMBER,
     PUNCT,
     QUOTED,

@@ -30,18 +30,18 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from applier.apply import alterspecs
-from applier.apply.lookup import quote
+from applier.apply.ddl import alterspecs
 from applier.apply.schema import read_table
 from applier.binlog.redact import Redacted
-from applier.binlog.sqltext import Dialect
-from applier.binlog.statements import StatementInfo
 from applier.convert.decide import Decision, natural_class
 from applier.core.conversions import Mode
 from applier.core.osctables import COPY, helper_of
 from applier.core.position import Position
 from applier.core.types import Column, SourceTable, TableDef
 from applier.errors import ReplicationStopped
+from applier.sql.lexer import Dialect
+from applier.sql.names import quote
+from applier.sql.statements import StatementInfo
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,7 @@
 """DDL across flavours: a statement written for one flavour made runnable on the other, where
 one target meaning is clear, else a stop naming what the target lacks. Pure
-(`translate`); the target's collations are read once by `TargetCatalog`.
+(`for_target_flavor`: a rewrite of DDL, not applier.apply.target.translate, which maps
+server errors); the target's collations are read once by `TargetCatalog`.
 
 * A collation the target lacks (`COLLATE name`, `COLLATE = name`, `DEFAULT COLLATE ...`):
   MySQL's accent- and case-insensitive `_0900_ai_ci` collations (utf8mb4_0900_ai_ci and
@@ -24,9 +25,10 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from applier.apply.alterspecs import split_parts
+from applier.apply.ddl.alterspecs import split_parts
 from applier.binlog.redact import Redacted
-from applier.binlog.sqltext import (
+from applier.errors import ReplicationStopped
+from applier.sql.lexer import (
     PUNCT,
     QUOTED,
     STRING,
@@ -36,7 +38,6 @@ from applier.binlog.sqltext import (
     Token,
     tokenize,
 )
-from applier.errors import ReplicationStopped
 
 log = logging.getLogger(__name__)
 
@@ -77,8 +78,8 @@ def _text(v) -> str:
     return v.decode() if isinstance(v, bytes | bytearray) else str(v)
 
 
-def translate(sql: str, catalog: TargetCatalog, dialect: Dialect | None = None,
-              where: str = "") -> str:
+def for_target_flavor(sql: str, catalog: TargetCatalog, dialect: Dialect | None = None,
+                      where: str = "") -> str:
     """The statement the target can run; notes the collations replaced (log INFO).
     Raises ReplicationStopped naming the statement and the collation or type it lacks.
     An unreadable text is returned as it is (the server reports it)."""

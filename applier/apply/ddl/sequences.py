@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from applier.binlog.sqltext import PUNCT, QUOTED, WORD, Dialect, SqlTextError, tokenize
-from applier.binlog.statements import DDL, UNKNOWN, StatementInfo
+from applier.sql.lexer import PUNCT, QUOTED, WORD, Dialect, SqlTextError, tokenize
+from applier.sql.statements import DDL, UNKNOWN, StatementInfo
 
 ACTIONS = ("create sequence", "alter sequence", "drop sequence")
 

@@ -1,6 +1,6 @@
 """Statements (QUERY events) on the target: DDL read as the target server reads it,
 filtered on the names it really acts on, and executed in the source statement's own
-session (applier.apply.session: time zone, time, sql_mode, character set...);
+session (applier.apply.ddl.source_session: time zone, time, sql_mode, character set...);
 statement-based DML and unreadable DDL stop replication. Filter rules per statement:
 
 * CREATE/ALTER/DROP DATABASE: `filters.database_filter` (MySQL's rule for wild patterns).
@@ -12,8 +12,8 @@ statement-based DML and unreadable DDL stop replication. Filter rules per statem
 * TEMPORARY tables: skipped (row-based binlogs carry no rows of them).
 
 What an accepted statement becomes, or whether it stops because it would redefine a column
-the replica defines differently, is the DDL policy's (applier.apply.ddlpolicy); a collation
-or column type the target's flavour lacks is translated or stops (applier.apply.ddlflavor);
+the replica defines differently, is the DDL policy's (applier.apply.ddl.policy); a collation
+or column type the target's flavour lacks is translated or stops (applier.apply.ddl.flavor);
 online schema change tools' helper tables follow their table's filter
 (applier.core.filters).
 """
@@ -24,23 +24,24 @@ import logging
 from collections.abc import Callable
 from dataclasses import replace
 
-from applier.apply import alterspecs, ddlflavor, ddlnames, sequences
-from applier.apply.ddlpolicy import DdlPolicy
-from applier.apply.lookup import quote
+from applier.apply.ddl import alterspecs, sequences, target_names
+from applier.apply.ddl.flavor import TargetCatalog, for_target_flavor
+from applier.apply.ddl.policy import DdlPolicy
+from applier.apply.ddl.source_session import SourceSession, executable
 from applier.apply.schema import read_table
-from applier.apply.session import SourceSession, executable
 from applier.apply.target import error_code, translate
 from applier.binlog import libquery
 from applier.binlog.events import Statement
 from applier.binlog.redact import Redacted, redact
-from applier.binlog.sqltext import Dialect
-from applier.binlog.statements import DML, OTHER, UNKNOWN, StatementInfo, classify_statement
 from applier.connection.flavor import flavor_of, version_number
 from applier.core.position import Position
 from applier.core.renames import Renames
 from applier.errors import ReplicationStopped
 from applier.server_codes import DDL_ALREADY, DDL_PARTIAL
 from applier.sql import sqlmode
+from applier.sql.lexer import Dialect
+from applier.sql.names import quote
+from applier.sql.statements import DML, OTHER, UNKNOWN, StatementInfo, classify_statement
 
 log = logging.getLogger(__name__)
 
@@ -63,9 +64,9 @@ class StatementApplier:
         self.version = version_number(conn)
         # which statements apply, are rewritten or stop (the replica's own design is kept)
         self.policy = policy or DdlPolicy(conn)
-        self.session = SourceSession(self.flavor)
+        self.source_session = SourceSession(self.flavor)  # the statement's, on the target
         self.names = names or Renames()  # rewrite_db, [[tables]]: the target's names
-        self._catalog: ddlflavor.TargetCatalog | None = None  # read at the first DDL
+        self._catalog: TargetCatalog | None = None  # read at the first DDL
         # called with the cursor just before a statement runs, after the commit before it
         # (applier.apply.transaction: the source GTID the statement commits under)
         self.before_execute: Callable | None = None
@@ -98,21 +99,21 @@ class StatementApplier:
             stmt, info, sql = self._renamed(stmt, info, sql, source)
         prepared = self.policy.prepare(info, sql, stmt.schema, self.dialect(stmt), end)
         if self._catalog is None:
-            self._catalog = ddlflavor.TargetCatalog.read(cur, self.flavor)
-        text = ddlflavor.translate(prepared.sql, self._catalog, self.dialect(stmt),
-                                   where=f" at {end}")
+            self._catalog = TargetCatalog.read(cur, self.flavor)
+        text = for_target_flavor(prepared.sql, self._catalog, self.dialect(stmt),
+                                 where=f" at {end}")
         self._execute(cur, stmt, info, text, end)
         prepared.applied()
         return True
 
     def _renamed(self, stmt: Statement, info: StatementInfo, sql: str,
                  source: bool | None) -> tuple[Statement, StatementInfo, str]:
-        """The statement in the target's names (applier.apply.ddlnames), read again."""
+        """The statement in the target's names (applier.apply.ddl.target_names), read again."""
         def columns(name: tuple[str, str]) -> set[str]:
             t = read_table(self.conn, *name)
             return {c.name.lower() for c in t.columns} if t is not None else set()
 
-        text, schema = ddlnames.in_target_names(sql, stmt.schema, info, self.names,
+        text, schema = target_names.in_target_names(sql, stmt.schema, info, self.names,
                                                 self.dialect(stmt), columns)
         if (text, schema) == (sql, stmt.schema):
             return stmt, info, sql
@@ -198,7 +199,7 @@ class StatementApplier:
         if self.before_execute is not None:
             self.before_execute(cur)
         try:
-            self._enter(cur, stmt)
+            self._enter_source_session(cur, stmt)
             sql = executable(sql, info.action)
             payload = (libquery.encode_query(sql, session.charset_client)
                        if session and session.charset_client else sql)
@@ -220,11 +221,12 @@ class StatementApplier:
             log.warning("DDL at %s already in effect on the target (%s): %s",
                         end, exc.args[-1], Redacted(sql, 120))
         finally:
-            self._leave(cur)
+            self._leave_source_session(cur)
 
-    def _enter(self, cur, stmt: Statement) -> None:
-        """USE the statement's database; its source session (applier.apply.session)."""
-        self.session.enter(cur, stmt)
+    def _enter_source_session(self, cur, stmt: Statement) -> None:
+        """USE the statement's database; its source session
+        (applier.apply.ddl.source_session)."""
+        self.source_session.enter(cur, stmt)
 
-    def _leave(self, cur) -> None:
-        self.session.leave(cur)
+    def _leave_source_session(self, cur) -> None:
+        self.source_session.leave(cur)

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from applier.binlog.sqltext import PUNCT, QUOTED, WORD, Dialect, SqlTextError, tokenize
-from applier.binlog.statements import DDL, classify_statement
 from applier.errors import ConfigError
+from applier.sql.lexer import PUNCT, QUOTED, WORD, Dialect, SqlTextError, tokenize
 from applier.sql.names import quote
+from applier.sql.statements import DDL, classify_statement
 
 _FIX = "give one ALTER TABLE db.table ... statement (the table named with its database)"
 

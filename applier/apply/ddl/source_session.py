@@ -1,4 +1,5 @@
-"""The session a source statement (a QUERY event: DDL) runs in on the target, set from the
+"""The source session: the session a source statement (a QUERY event: DDL) ran in on the
+source, entered on the target connection for the statement (`SourceSession`), set from the
 event's status variables as a server's replica sets them, and the apply session put back
 afterwards (rows are applied in the same target session: UTC, the strict sql_mode,
 foreign and unique checks on; applier.connection.factory).
@@ -60,7 +61,7 @@ def explicit_defaults(v: QueryVars, flavor: str) -> bool | None:
     return v.explicit_defaults_for_timestamp
 
 
-def source_settings(session: QuerySession, target_flavor: str) -> list[tuple[str, str]]:
+def source_session_settings(session: QuerySession, target_flavor: str) -> list[tuple[str, str]]:
     """(variable, SQL value) for SET SESSION, in order: the statement's session as far as
     its event says (pure; sql_mode may raise sqlmode.UnsupportedMode). Collations are set
     apart (`set_collation`: a collation the target lacks falls back to its charset)."""
@@ -137,7 +138,7 @@ class SourceSession:
         self._warn_unknown(session)
         current = self._read(cur)
         try:
-            pairs = source_settings(session, self.flavor)
+            pairs = source_session_settings(session, self.flavor)
         except sqlmode.UnsupportedMode as exc:
             raise ReplicationStopped(f"{exc} — apply it to the target by hand, then "
                                      "skip it (see `applier status`)", code=1231) from None

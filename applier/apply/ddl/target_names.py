@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from applier.apply.lookup import quote
-from applier.binlog.sqltext import PUNCT, QUOTED, WORD, Dialect, SqlTextError, Token, tokenize
-from applier.binlog.statements import StatementInfo
 from applier.core.renames import Renames
+from applier.sql.lexer import PUNCT, QUOTED, WORD, Dialect, SqlTextError, Token, tokenize
+from applier.sql.names import quote
+from applier.sql.statements import StatementInfo
 
 Name = tuple[str, str]
 # words after which a table name stands

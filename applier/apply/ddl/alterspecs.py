@@ -1,7 +1,7 @@
 """What an ALTER TABLE does to columns, and what CREATE TABLE ... LIKE copies, read from the
-statement's tokens (applier.binlog.sqltext) as the target server reads them. Pure.
+statement's tokens (applier.sql.lexer) as the target server reads them. Pure.
 
-Only what the DDL policy (applier.apply.ddlpolicy) needs: columns added, dropped, renamed,
+Only what the DDL policy (applier.apply.ddl.policy) needs: columns added, dropped, renamed,
 redefined (MODIFY, CHANGE) and CONVERT TO CHARACTER SET; every other alteration (indexes,
 defaults, table options, partitions) is left out."""
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from applier.binlog.sqltext import PUNCT, QUOTED, WORD, Dialect, SqlTextError, Token, tokenize
+from applier.sql.lexer import PUNCT, QUOTED, WORD, Dialect, SqlTextError, Token, tokenize
 
 ADD, DROP, MODIFY, CHANGE, RENAME, CONVERT = "add", "drop", "modify", "change", "rename", \
     "convert"
