@@ -146,8 +146,8 @@ class TransactionApplier:
         when the server says a table or column is not there)."""
         self.plans.refresh()
         self.skipped = False
-        if self.kept is not None and txn.end.gtid:
-            if self.kept.executed(self.executor, txn.end.gtid):
+        if self.kept is not None and txn.end.last_gtid:
+            if self.kept.executed(self.executor, txn.end.last_gtid):
                 return self._skip(txn)
             self.executor.commit()  # end the read: the GTID is set outside a transaction
         try:
@@ -164,15 +164,15 @@ class TransactionApplier:
     def _apply(self, txn: Transaction) -> int:
         ex = self.executor
         ex.pipeline(1)  # careful: each result read before the next statement goes out
-        kept = self.kept if txn.end.gtid else None
-        self._gtid, self._consumed = (txn.end.gtid if kept else None), False
+        kept = self.kept if txn.end.last_gtid else None
+        self._gtid, self._consumed = (txn.end.last_gtid if kept else None), False
         has_statement, self._rows_follow = (_statement_shape(txn) if kept is not None
                                             else (False, False))
         try:
             if kept is not None and not has_statement:
-                kept.enter(ex, txn.end.gtid)  # rows only: the whole transaction under it
+                kept.enter(ex, txn.end.last_gtid)  # rows only: the whole transaction under it
             applied, lookups = self._write(txn)
-            self._commit(txn.end, [txn.end.gtid], 1, applied)
+            self._commit(txn.end, [txn.end.last_gtid], 1, applied)
         except BaseException as exc:
             self._rollback()
             if isinstance(exc, Exception) and not isinstance(exc, ReplicationStopped):
@@ -196,7 +196,7 @@ class TransactionApplier:
                      lookups: list[Counter]) -> None:
         """The checkpoint after the last transaction added (the executed set gains every
         one's GTID), then COMMIT; the totals count them once committed."""
-        self._commit(ends[-1], [end.gtid for end in ends], len(ends), sum(rows))
+        self._commit(ends[-1], [end.last_gtid for end in ends], len(ends), sum(rows))
         for applied, counted in zip(rows, lookups, strict=True):
             self._count(applied, counted)
 
@@ -304,7 +304,7 @@ class TransactionApplier:
         ex = self.executor
         ex.commit()  # the read of the executed set
         sql, args, executed = self.checkpoint.upsert(
-            txn.end, self.totals.transactions, self.totals.rows, gtids=[txn.end.gtid])
+            txn.end, self.totals.transactions, self.totals.rows, gtids=[txn.end.last_gtid])
         self.kept.unlogged(ex, True)
         try:
             ex.execute(sql, args)
@@ -317,7 +317,7 @@ class TransactionApplier:
         self.checkpoint.executed = executed
         self.totals.skipped += 1
         self.skipped = True
-        log.debug("skipped %s at %s: the target has executed it", txn.end.gtid, txn.end)
+        log.debug("skipped %s at %s: the target has executed it", txn.end.last_gtid, txn.end)
         return 0
 
     def _enter_for_statement(self, cur) -> None:

@@ -267,7 +267,7 @@ class Assembler:
         return [self._end(ev)]
 
     def _end(self, ev: WireEvent) -> Transaction:
-        end = Position(self.src.log_file, ev.log_pos, self.gtid)
+        end = Position(self.src.log_file, ev.log_pos, last_gtid=self.gtid)
         txn = self.streaming
         if txn is not None:  # the streamed transaction is complete: its end is final
             txn.end, txn.timestamp = end, ev.timestamp
@@ -290,7 +290,7 @@ class Assembler:
         """The open transaction, handed over before its end: its changes are an iterator
         that reads further events (through the source's `_next_event`) as the applier
         consumes them. Until the end, `end` is where reading has got to (for messages)."""
-        txn = Transaction(Position(self.src.log_file, self.last_pos, self.gtid), [],
+        txn = Transaction(Position(self.src.log_file, self.last_pos, last_gtid=self.gtid), [],
                           timestamp=ev.timestamp, streamed=True)
         txn.changes = self._rest(txn)
         self.streaming = txn
@@ -309,7 +309,7 @@ class Assembler:
                     f"{self.last_pos}; resume from the last checkpoint")
             self.feed(ev)
             if self.streaming is txn:
-                txn.end = Position(self.src.log_file, self.last_pos, self.gtid)
+                txn.end = Position(self.src.log_file, self.last_pos, last_gtid=self.gtid)
 
     # -- compressed events --------------------------------------------------------------
 

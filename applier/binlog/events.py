@@ -56,7 +56,8 @@ class Statement:
 
 @dataclass
 class Transaction:
-    """A whole source transaction with the position after it."""
+    """A whole source transaction with the position after it (`end`; its `last_gtid` is
+    the transaction's GTID)."""
 
     end: Position
     changes: list[RowChange | Statement] = field(default_factory=list)
