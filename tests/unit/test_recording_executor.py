@@ -25,7 +25,7 @@ from tests.unit.test_transaction_applier import (  # the same table, definitions
     upd,
 )
 
-END = Position("bin.000001", 400, None)
+END = Position("bin.000001", 400, last_gtid=None)
 
 
 class Binding:

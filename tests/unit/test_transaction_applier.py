@@ -127,7 +127,7 @@ def dele(i):
 
 
 def txn(*changes):
-    return Transaction(Position("bin.000001", 400, None), list(changes))
+    return Transaction(Position("bin.000001", 400, last_gtid=None), list(changes))
 
 
 def matched(sql):
@@ -209,11 +209,11 @@ def test_values_of_mixed_python_types_in_a_column_go_row_by_row():
 def test_a_streamed_transaction_commits_once_with_its_final_end():
     from applier.apply.batching import BATCH_ROWS
 
-    t = Transaction(Position("bin.000001", 100, None), [], streamed=True)
+    t = Transaction(Position("bin.000001", 100, last_gtid=None), [], streamed=True)
 
     def rest():
         yield from (ins(i, "a") for i in range(BATCH_ROWS + 1))
-        t.end = Position("bin.000001", 900, None)  # known once read whole
+        t.end = Position("bin.000001", 900, last_gtid=None)  # known once read whole
 
     t.changes = rest()
     conn = Connection(matched)
