@@ -87,7 +87,8 @@ def test_resume_from_a_mid_position_yields_exactly_the_later_transactions(source
     assert [t.changes[0].after[0] for t in later] == [2, 3]
     assert [t.end for t in later] == [t.end for t in first[1:]]
     assert _read(db, first[-1].end) == []
-    text = _read(db, f"{first[1].end.log_file}:{first[1].end.log_pos}")
+    text = _read(db, configured_start(f"{first[1].end.log_file}:{first[1].end.log_pos}",
+                                      _opener(db.config)))
     assert [t.changes[0].after[0] for t in text] == [3]
 
 
@@ -103,7 +104,7 @@ def test_gtid_start(source_db):
     if read_settings(db.config).flavor == "mysql":  # uuid:n -> the set uuid:1-n
         uuid, seq = gtid.rsplit(":", 1)
         gtid = f"{uuid}:1-{seq}"
-    later = _read(db, gtid)
+    later = _read(db, configured_start(gtid, _opener(db.config)))
     assert [t.changes[0].after[0] for t in later] == [2, 3]
     assert [t.end for t in later] == [t.end for t in txns[1:]]
 
