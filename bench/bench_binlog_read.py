@@ -25,12 +25,13 @@ import pstats
 import time
 from pathlib import Path
 
-from applier.binlog.stream import BinlogSource, source_status
+from applier.binlog.stream import BinlogSource
 from applier.connection.factory import connect
 from applier.core.filters import table_filter
 from applier.sandbox.servers import Sandbox
 from bench.bench_oltp import prepare as prepare_table
 from bench.bench_oltp import set_durability, table_rows, workload, workload_args
+from tests.integration.harness import source_now
 
 # the reading path in the profile: (label, file suffix, function)
 READ_PATH = (
@@ -90,7 +91,7 @@ def main() -> None:
         source = connect(src_cfg)
         set_durability(source, "relaxed")
         prepare_table(source, table_rows(args.rows, args.seed))
-        start = source_status(src_cfg)
+        start = source_now(src_cfg)
         workload(src_cfg, args.txns, args.rows, args.seed + 1)
         source.close()
         src_cfg = dataclasses.replace(src_cfg, ssl_mode=args.ssl_mode)

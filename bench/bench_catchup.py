@@ -27,12 +27,12 @@ import pstats
 import time
 from pathlib import Path
 
-from applier.binlog.stream import source_status
 from applier.config import Config, DaemonConfig, ReplicationConfig
 from applier.connection.factory import connect
 from applier.ops.daemon import Daemon
 from applier.ops.pipeline import Pipeline
 from applier.sandbox.servers import Sandbox
+from tests.integration.harness import source_now
 
 TABLE = ("CREATE TABLE bench.t (id INT PRIMARY KEY, a INT, b BIGINT, c VARCHAR(40),"
          " d DECIMAL(12,2), e DATETIME, f DOUBLE, g VARCHAR(20) CHARACTER SET latin1)")
@@ -182,11 +182,11 @@ def main() -> None:
             cur.execute(TABLE)
         source.commit()
         _reset_target(target)
-        start = source_status(src_cfg)
+        start = source_now(src_cfg)
         t0 = time.perf_counter()
         changes = workload(source, args.rows)
         t_write = time.perf_counter() - t0
-        end = source_status(src_cfg)
+        end = source_now(src_cfg)
         want = _one(source, CHECK)
         t_native = native(args.flavor, src_cfg, target, start, end)
         got_native = _one(target, CHECK)

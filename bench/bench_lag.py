@@ -14,12 +14,12 @@ import sys
 import time
 from pathlib import Path
 
-from applier.binlog.stream import source_status
 from applier.connection.factory import connect
 from applier.ops import service
 from applier.sandbox.servers import Sandbox
 from bench.bench_large_txn import _config
 from bench.schema import fresh_bench_table
+from tests.integration.harness import source_now
 
 TABLE = "CREATE TABLE bench.big (id INT PRIMARY KEY, a INT, b VARCHAR(40), c DECIMAL(12,2))"
 
@@ -41,7 +41,7 @@ def main() -> None:
             with conn.cursor() as cur:
                 fresh_bench_table(cur, TABLE)
             conn.commit()
-        config = _config(info, source_status(src_cfg), base)
+        config = _config(info, source_now(src_cfg), base)
         proc = subprocess.Popen([sys.executable, "-m", "applier.cli", "start", "--foreground",
                                  "--config", str(config)])
         half = args.rate // 20  # per 100 ms tick: half inserts, half updates

@@ -15,10 +15,10 @@ import sys
 import time
 from pathlib import Path
 
-from applier.binlog.stream import source_status
 from applier.connection.factory import connect
 from applier.sandbox.servers import Sandbox
 from bench.schema import fresh_bench_table
+from tests.integration.harness import source_now
 
 TABLE = "CREATE TABLE bench.big (id INT PRIMARY KEY, a INT, b VARCHAR(40), c DECIMAL(12,2))"
 
@@ -66,7 +66,7 @@ def main() -> None:
                             if args.flavor == "mysql" else "SET SESSION max_recursive_iterations"
                             " = 10000000")
             conn.commit()
-        config = _config(info, source_status(src_cfg), base)
+        config = _config(info, source_now(src_cfg), base)
         assert catch_up(config)[2] == 0  # the checkpoint is there: only the big ones follow
         print(f"{args.flavor}: 4 columns, primary key")
         print(f"{'transaction':34} {'seconds':>8} {'rows/s':>9} {'peak RSS MB':>12}")

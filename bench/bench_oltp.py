@@ -42,11 +42,11 @@ from pathlib import Path
 import pymysql
 from pymysql.constants import CLIENT
 
-from applier.binlog.stream import source_status
 from applier.connection.factory import connect
 from applier.sandbox.servers import Sandbox
 from bench.bench_catchup import _one, native
 from bench.bench_catchup import ours as catchup_ours
+from tests.integration.harness import source_now
 
 TABLE = ("CREATE TABLE bench.sbtest (id INT NOT NULL AUTO_INCREMENT,"
          " k INT NOT NULL DEFAULT 0, c CHAR(120) NOT NULL DEFAULT '',"
@@ -310,11 +310,11 @@ def main() -> None:
         before = _one(source, CHECK)
         if _one(target, CHECK) != before:
             raise SystemExit("the prepared tables differ")
-        start = source_status(src_cfg)
+        start = source_now(src_cfg)
         t0 = time.perf_counter()
         workload(src_cfg, args.txns, args.rows, args.seed + 1)
         t_write = time.perf_counter() - t0
-        end = source_status(src_cfg)
+        end = source_now(src_cfg)
         want = _one(source, CHECK)
 
         cpu0 = server_cpu(info.target.pid)

@@ -32,9 +32,9 @@ from pathlib import Path
 
 import pymysql
 
-from applier.binlog.stream import source_status
 from applier.ops import service
 from applier.sandbox.servers import Sandbox, pid_alive
+from tests.integration.harness import source_now
 
 SCHEMA = "soak"
 TABLES = ("CREATE TABLE soak.t (id BIGINT PRIMARY KEY, v INT NOT NULL, note VARCHAR(40))",
@@ -69,7 +69,7 @@ def _prepare(info) -> str:
                 cur.execute(sql)
             cur.execute("INSERT INTO soak.c VALUES (1, 0)")
         conn.close()
-    pos = source_status(info.source.server_config())
+    pos = source_now(info.source.server_config())
     return f"{pos.log_file}:{pos.log_pos}"
 
 
@@ -226,7 +226,7 @@ def inject(fault: str, sandbox: Sandbox, config: Path, state_dir: Path, monitor:
 
 
 def _caught_up(info, checkpoint: str) -> bool:
-    want = source_status(info.source.server_config())
+    want = source_now(info.source.server_config())
     conn = _connect(info.target)
     try:
         with conn.cursor() as cur:

@@ -100,7 +100,7 @@ class KeptGtids:
     def begin(self, ex, txn: Transaction) -> None:
         """Before ``txn`` is written: rows only, the whole transaction goes under its GTID
         (entered now); with a statement, the statement commits it (``before_statement``)."""
-        self.gtid, self.consumed = txn.end.gtid, False
+        self.gtid, self.consumed = txn.end.last_gtid, False
         has_statement, self.rows_follow = (statement_shape(txn) if self.gtid
                                            else (False, False))
         if self.gtid and not has_statement:

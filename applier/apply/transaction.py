@@ -169,8 +169,8 @@ class TransactionApplier:
         when the server says a table or column is not there)."""
         self.plans.refresh()
         self.skipped = False
-        if self.kept is not None and txn.end.gtid:
-            if self.kept.executed(self.executor, txn.end.gtid):
+        if self.kept is not None and txn.end.last_gtid:
+            if self.kept.executed(self.executor, txn.end.last_gtid):
                 return self._skip(txn)
             self.executor.commit()  # end the read: the GTID is set outside a transaction
         try:
@@ -191,7 +191,7 @@ class TransactionApplier:
             if self.kept is not None:
                 self.kept.begin(ex, txn)  # under its source GTID (applier.apply.keptgtids)
             applied, lookups = self._write(txn)
-            self._commit(txn.end, [txn.end.gtid], 1, applied)
+            self._commit(txn.end, [txn.end.last_gtid], 1, applied)
         except BaseException as exc:
             self._rollback()
             if isinstance(exc, Exception) and not isinstance(exc, ReplicationStopped):
@@ -215,7 +215,7 @@ class TransactionApplier:
                      lookups: list[Counter]) -> None:
         """The checkpoint after the last transaction added (the executed set gains every
         one's GTID), then COMMIT; the totals count them once committed."""
-        self._commit(ends[-1], [end.gtid for end in ends], len(ends), sum(rows))
+        self._commit(ends[-1], [end.last_gtid for end in ends], len(ends), sum(rows))
         for applied, counted in zip(rows, lookups, strict=True):
             self._count(applied, counted)
 
@@ -322,7 +322,7 @@ class TransactionApplier:
         ex = self.executor
         ex.commit()  # the read of the executed set
         sql, args, executed = self.checkpoint.upsert(
-            txn.end, self.totals.transactions, self.totals.rows, gtids=[txn.end.gtid])
+            txn.end, self.totals.transactions, self.totals.rows, gtids=[txn.end.last_gtid])
         self.kept.unlogged(ex, True)
         try:
             ex.execute(sql, args)
@@ -335,7 +335,7 @@ class TransactionApplier:
         self.checkpoint.executed = executed
         self.totals.skipped += 1
         self.skipped = True
-        log.debug("skipped %s at %s: the target has executed it", txn.end.gtid, txn.end)
+        log.debug("skipped %s at %s: the target has executed it", txn.end.last_gtid, txn.end)
         return 0
 
     def _count(self, applied: int, lookups: Counter) -> None:

@@ -269,7 +269,7 @@ class Assembler:
         return [self._end(ev)]
 
     def _end(self, ev: WireEvent) -> Transaction:
-        end = Position(self.src.log_file, ev.log_pos, self.gtid)
+        end = Position(self.src.log_file, ev.log_pos, last_gtid=self.gtid)
         txn = self.streaming
         if txn is not None:  # the streamed transaction is complete: its end is final
             txn.end, txn.timestamp = end, ev.timestamp
@@ -292,7 +292,8 @@ class Assembler:
         """The open transaction, handed over before its end: its changes are an iterator
         that reads further events (through the source's `next_event`) as the applier
         consumes them. Until the end, `end` is where reading has got to (for messages)."""
-        txn = Transaction(Position(self.src.log_file, self.last_pos, self.gtid),
+        txn = Transaction(Position(self.src.log_file, self.last_pos,
+                                   last_gtid=self.gtid),
                           self._rest(), timestamp=ev.timestamp, streamed=True)
         self.streaming = txn
         return txn
@@ -311,7 +312,7 @@ class Assembler:
                     f"{self.last_pos}; resume from the last checkpoint")
             self.feed(ev)
             if self.streaming is txn:
-                txn.end = Position(self.src.log_file, self.last_pos, self.gtid)
+                txn.end = Position(self.src.log_file, self.last_pos, last_gtid=self.gtid)
 
     # -- compressed events --------------------------------------------------------------
 

@@ -57,7 +57,8 @@ class Statement:
 
 @dataclass
 class Transaction:
-    """A whole source transaction with the position after it."""
+    """A whole source transaction with the position after it (`end`; its `last_gtid` is
+    the transaction's GTID)."""
 
     end: Position
     # a whole transaction: the list of its changes; a streamed one: an iterator (one

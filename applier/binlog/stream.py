@@ -41,7 +41,6 @@ events, pure bytes), `applier.binlog.eventtypes` (names and lists of event types
 from __future__ import annotations
 
 import logging
-import re
 import socket
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -53,23 +52,18 @@ from applier import drivers
 from applier.binlog import checksum, eventreader, eventtypes, libevents, rowimage, wireevent
 from applier.binlog.assembler import Assembler
 from applier.binlog.events import Transaction
-from applier.config import Config, ServerConfig
+from applier.config import ServerConfig
 from applier.connection.factory import connect
 from applier.connection.failure import connect_failure, no_replication_grant
 from applier.connection.flavor import flavor_of
 from applier.connection.outage import Kind, classify_stream
 from applier.core import types
-from applier.core.position import Position
+from applier.core.position import Position, StartPoint
 from applier.errors import ConnectError, ConnectRefused, ReplicationStopped, TransientError
-from applier.replstate import source as source_state
 
 log = logging.getLogger(__name__)
 
 TableFilter = Callable[[str, str], bool]
-
-_MARIADB_GTID = re.compile(r"^\s*\d+-\d+-\d+(\s*,\s*\d+-\d+-\d+)*\s*$")
-_MYSQL_GTID = re.compile(r"^\s*[0-9a-fA-F]{8}-[0-9a-fA-F-]{27}:[\w:-]+(\s*,.*)?$", re.S)
-_FILE_POS = re.compile(r"^(?P<file>[^:\s]+):(?P<pos>\d+)$")
 
 
 @dataclass(frozen=True)
@@ -92,17 +86,6 @@ def _connect(cfg: ServerConfig) -> pymysql.Connection:
     return connect(cfg, side="source")
 
 
-def source_status(cfg: ServerConfig) -> Position:
-    """The source's current binlog position; gtid is its GTID state (MariaDB
-    gtid_binlog_pos, MySQL Executed_Gtid_Set) or None when empty
-    (`applier.replstate.source`, on a connection of its own)."""
-    conn = _connect(cfg)
-    try:
-        return source_state.source_status(conn)
-    finally:
-        conn.close()
-
-
 def read_settings(cfg: ServerConfig) -> SourceSettings:
     conn = _connect(cfg)
     try:
@@ -122,63 +105,19 @@ def read_settings(cfg: ServerConfig) -> SourceSettings:
         binlog_row_metadata=var.get("binlog_row_metadata", "").upper())
 
 
-@dataclass(frozen=True)
-class StartPoint:
-    log_file: str | None = None
-    log_pos: int | None = None
-    gtid_set: str | None = None  # executed set: stream what comes after it
-    mariadb: bool = False
-    executed: str | None = None  # the source's executed GTID set at this point, if known
-
-
-def _gtid_state_at(cfg: ServerConfig, log_file: str, log_pos: int) -> str | None:
-    """The executed GTID set at file:pos, if the source can tell (MariaDB)."""
-    conn = _connect(cfg)
-    try:
-        return source_state.gtid_state_at(conn, log_file, log_pos)
-    finally:
-        conn.close()
-
-
-def resolve_start(cfg: ServerConfig, start: Position | str) -> StartPoint:
-    """A Position (resume), or 'current', 'beginning', 'FILE:POS' or a GTID set."""
-    if isinstance(start, Position):
-        return StartPoint(start.log_file, start.log_pos)
-    text = start.strip()
-    if text.lower() == "current":
-        pos = source_status(cfg)
-        return StartPoint(pos.log_file, pos.log_pos, executed=pos.gtid or "")
-    if text.lower() == "beginning":
-        conn = _connect(cfg)
-        try:
-            first = source_state.first_binary_log(conn)
-            return StartPoint(first, 4, executed=source_state.gtid_state_at(conn, first, 4,
-                                                                            beginning=True))
-        finally:
-            conn.close()
-    if _MARIADB_GTID.match(text):
-        return StartPoint(gtid_set=text.replace(" ", ""), mariadb=True, executed=text)
-    if _MYSQL_GTID.match(text):
-        return StartPoint(gtid_set=text, executed=text)
-    m = _FILE_POS.match(text)
-    if m:
-        return StartPoint(m["file"], int(m["pos"]),
-                          executed=_gtid_state_at(cfg, m["file"], int(m["pos"])))
-    raise ValueError(f"start {start!r} is not 'current', 'beginning', FILE:POS or a GTID set")
-
-
 # -- the stream -------------------------------------------------------------------------
 
 
 class BinlogSource:
-    """Whole transactions from the source binlog, starting after `start`.
+    """Whole transactions from the source binlog, starting at `start` (a StartPoint:
+    `applier.replstate.startpoint.resolve_start` builds it; a Position is file:pos).
 
     blocking=False stops at the end of what the source has now (``--until-caught-up``).
     table_filter(schema, table) -> bool drops rows of other tables (DDL statements are
     always passed on: the applier decides). handled: the event types the assembler uses
     (tests remove one to see it refused)."""
 
-    def __init__(self, cfg: ServerConfig, server_id: int, start: Position | str = "current",
+    def __init__(self, cfg: ServerConfig, server_id: int, start: StartPoint | Position,
                  *, blocking: bool = True, table_filter: TableFilter | None = None,
                  heartbeat: float | None = None,
                  on_heartbeat: Callable[[], None] | None = None,
@@ -188,6 +127,10 @@ class BinlogSource:
         self.library_events = drivers.install(libevents.PATCHES)  # the classes it builds
         self.cfg = cfg
         self.server_id = server_id
+        if isinstance(start, Position):
+            start = StartPoint(start)
+        if not isinstance(start, StartPoint):
+            raise TypeError(f"a start point or a position, not {start!r}")
         self.start = start
         self.blocking = blocking
         self.table_filter = table_filter
@@ -205,14 +148,6 @@ class BinlogSource:
         self._stream_connections = 0
         self._received = False  # any event read: later failures are transient
         self._interrupted = False  # interrupt() was called: stop reading
-
-    @classmethod
-    def from_config(cls, config: Config, checkpoint: Position | None = None, *,
-                    blocking: bool = True,
-                    table_filter: TableFilter | None = None) -> BinlogSource:
-        return cls(config.source, config.replication.server_id,
-                   checkpoint if checkpoint is not None else config.replication.start,
-                   blocking=blocking, table_filter=table_filter)
 
     def __enter__(self) -> BinlogSource:
         return self
@@ -277,21 +212,22 @@ class BinlogSource:
     # -- internals ----------------------------------------------------------------------
 
     def _open(self) -> None:
-        sp = resolve_start(self.cfg, self.start)
-        self.log_file = sp.log_file
+        sp = self.start
+        at = sp.position
+        self.log_file = at.log_file if at is not None else None
         kwargs = dict(self.cfg.pymysql_kwargs(), connect_timeout=10)
         if self.heartbeat and self.blocking:  # no heartbeat for that long: connection lost
             kwargs["read_timeout"] = max(60, int(self.heartbeat * 4))
         self._stream = BinLogStreamReader(
             connection_settings=kwargs, server_id=self.server_id, blocking=self.blocking,
-            resume_stream=True, log_file=sp.log_file, log_pos=sp.log_pos,
+            resume_stream=True, log_file=self.log_file,
+            log_pos=at.log_pos if at is not None else None,
             auto_position=sp.gtid_set, is_mariadb=sp.mariadb,
             only_events=self.library_events, filter_non_implemented_events=False,
             freeze_schema=False, enable_logging=False, slave_heartbeat=self.heartbeat,
             pymysql_wrapper=self._connect_once)
         self._events = eventreader.EventReader(self._stream, self.read_from_bytes)
-        log.info("reading the source binlog from %s (server_id %d, %s)",
-                 sp.gtid_set or f"{sp.log_file}:{sp.log_pos}", self.server_id,
+        log.info("reading the source binlog from %s (server_id %d, %s)", sp, self.server_id,
                  "blocking" if self.blocking else "until caught up")
 
     def _connect_once(self, **kwargs):

@@ -14,13 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from applier.core.conversions import CONVERSIONS, Mode, UnknownConversion
+from applier.core.position import parse_start
 
 _IDENT = r"[A-Za-z0-9_$]+"
-_GTID_MARIADB = re.compile(r"\d+-\d+-\d+(\s*,\s*\d+-\d+-\d+)*")
-_UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
-_MYSQL_GTID = rf"{_UUID}(:([A-Za-z_][A-Za-z0-9_]{{0,31}}|\d+(-\d+)?))+"
-_GTID_MYSQL = re.compile(rf"{_MYSQL_GTID}(\s*,\s*{_MYSQL_GTID})*")
-_FILE_POS = re.compile(r"([^\s:/]+):(\d+)")
 
 
 class Invalid(Exception):
@@ -121,18 +117,14 @@ def type_conversions(v: Any) -> str:
 
 
 def start(v: Any) -> str:
-    expected = 'current, beginning, "FILE:POS" or a GTID set'
-    if not isinstance(v, str):
-        raise Invalid(expected)
-    text = v.strip()
-    if text.lower() in ("current", "beginning"):
-        return text.lower()
-    if _GTID_MARIADB.fullmatch(text) or _GTID_MYSQL.fullmatch(text):
-        return text
-    m = _FILE_POS.fullmatch(text)
-    if m and int(m.group(2)) >= 4:
-        return text
-    raise Invalid(expected)
+    """``[replication] start`` by the one grammar (applier.core.position.parse_start: its
+    GTID sets are applier.core.gtidset's); "current"/"beginning" in lower case, anything
+    else as written (stripped)."""
+    try:
+        parsed = parse_start(v)
+    except ValueError:
+        raise Invalid('current, beginning, "FILE:POS" or a GTID set') from None
+    return parsed if isinstance(parsed, str) else v.strip()
 
 
 def boolean(v: Any) -> bool:

@@ -24,7 +24,6 @@ import pymysql
 from tenacity import RetryCallState
 
 from applier.apply import parallel, readonly
-from applier.apply.checkpoint import resume_point, starting_position
 from applier.apply.commitgroup import CommitGroup, GroupLimits, joins_group
 from applier.apply.lookup import LOOKUP_KINDS
 from applier.apply.target import session_error
@@ -38,13 +37,14 @@ from applier.connection.outage import Kind, classify
 from applier.connection.retry import RetryPolicy
 from applier.core.conversions import Mode
 from applier.core.filters import database_filter, excluding, table_filter
-from applier.core.position import Position
+from applier.core.position import Position, StartPoint
 from applier.errors import ApplierError, ExitStatus, TransientError
 from applier.ops import pipeline as pipe
 from applier.ops.metrics import Metrics
 from applier.ops.sourcecolumns import SourceColumns
 from applier.ops.statusfile import StatusFile
-from applier.replstate.checkpoint import Checkpoint
+from applier.replstate.checkpoint import Checkpoint, Saved
+from applier.replstate.startpoint import resolve_start
 from applier.server_codes import error_code
 
 log = logging.getLogger(__name__)
@@ -90,7 +90,7 @@ class LiveState:
             "state": self.state,
             "source_log_file": pos.log_file if pos else None,
             "source_log_pos": pos.log_pos if pos else None,
-            "last_gtid": pos.gtid if pos else None,
+            "last_gtid": pos.last_gtid if pos else None,
             "seconds_behind_source": self.lag(),
             "last_error_code": self.last_error_code,
             "last_error": self.last_error,
@@ -252,7 +252,7 @@ class Daemon:
             self._phase = "reading the target's settings"
             settings = readonly.check_at_start(target, self._target_name())
             self._phase = "reading the checkpoint on the target"
-            saved = self._saved_checkpoint(target)
+            saved, start = self._session_start(target)
             if settings.get("read_only"):
                 log.info("the target has read_only = ON; the applier's user writes through"
                          " it (CONNECTION_ADMIN or SUPER on MySQL, READ_ONLY ADMIN on"
@@ -261,8 +261,6 @@ class Daemon:
                 self.live.position = saved.position
                 self.live.totals.transactions = saved.transactions_applied
                 self.live.totals.rows = saved.rows_applied
-            start = resume_point(saved, self.cfg.replication,
-                                 blocking=not self.until_caught_up)
             self._phase = "preparing the target session"
             applier = TransactionApplier.on_connection(target, self.checkpoint, self.options,
                                                        self.live.totals)
@@ -287,15 +285,24 @@ class Daemon:
                 source.close()
             self.options.source_columns.close()  # a new session asks on a new connection
 
-    def _saved_checkpoint(self, target):
-        """The committed checkpoint (recorded first on the very first start)."""
+    def _session_start(self, target) -> tuple[Saved | None, StartPoint]:
+        """The committed checkpoint (recorded first on the very first start: `[replication]
+        start` on the source now) and where this session starts reading
+        (applier.replstate.startpoint)."""
+        r = self.cfg.replication
         self.checkpoint.ensure(target)
         saved = self.checkpoint.load(target)
         if saved is None:  # the first start: record where it starts, now
             self._phase = READING_START
-            saved = self.checkpoint.record_start(target, *starting_position(
-                self.cfg.source, self.cfg.replication.start))
-        return saved
+            first = resolve_start(None, r, self._open_source)
+            saved = self.checkpoint.record_start(target, first)
+            if saved is None:  # a GTID set start: nothing recorded before the first save
+                return None, first
+        return saved, resolve_start(saved, r, self._open_source,
+                                    blocking=not self.until_caught_up)
+
+    def _open_source(self):
+        return connect(self.cfg.source, side="source")
 
     def _loop(self, source, applier: TransactionApplier) -> None:
         """Apply what the source yields, in order; with ``overlap`` a reader thread reads

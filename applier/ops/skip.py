@@ -19,7 +19,6 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from applier.apply.checkpoint import resume_point
 from applier.binlog.events import RowChange, Statement
 from applier.binlog.redact import Redacted
 from applier.binlog.stream import BinlogSource
@@ -31,6 +30,7 @@ from applier.core.position import Position
 from applier.errors import ApplierError, ExitStatus
 from applier.ops import service
 from applier.replstate.checkpoint import Checkpoint, Saved
+from applier.replstate.startpoint import resolve_start
 
 log = logging.getLogger(__name__)
 KINDS = ("insert", "update", "delete")
@@ -54,14 +54,14 @@ class Pending:
     """The transaction after the checkpoint, as the daemon would read it."""
 
     saved: Saved  # the checkpoint it follows
-    end: Position  # after the transaction; gtid: its GTID (None without GTIDs)
+    end: Position  # after the transaction; last_gtid: its GTID (None without GTIDs)
     rows: Counter = field(default_factory=Counter)  # (db.table, kind) -> rows
     statements: list[str] = field(default_factory=list)  # redacted, shortened
 
     def describe(self) -> list[str]:
         lines = [f"the transaction after the checkpoint {self.saved.position.log_file}:"
                  f"{self.saved.position.log_pos} ends at {self.end.log_file}:"
-                 f"{self.end.log_pos}, GTID {self.end.gtid or '(none)'}"]
+                 f"{self.end.log_pos}, GTID {self.end.last_gtid or '(none)'}"]
         tables = sorted({t for t, _ in self.rows})
         for t in tables:
             counts = ", ".join(f"{self.rows[(t, k)]} {k}" for k in KINDS if self.rows[(t, k)])
@@ -97,7 +97,8 @@ def read_pending(cfg: Config) -> Pending:
     if saved is None:
         raise SkipRefused(f"channel {r.channel!r} has no checkpoint in {r.checkpoint_table}:"
                           " the applier never started, nothing to skip")
-    start = resume_point(saved, r, blocking=False)
+    start = resolve_start(saved, r, lambda: connect(cfg.source, side="source"),
+                          blocking=False)
     accept = table_filter(r.do_tables, r.ignore_tables)
     with BinlogSource(cfg.source, r.server_id, start, blocking=False,
                       table_filter=accept) as source:
@@ -133,12 +134,15 @@ def record_skipped(cfg: Config, pending: Pending) -> Position:
             now = checkpoint.load_locked(cur)
             was = pending.saved
             if now is None or (now.position.log_file, now.position.log_pos,
-                               now.gtid_executed) != (
-                    was.position.log_file, was.position.log_pos, was.gtid_executed):
+                               now.position.gtid_executed) != (
+                    was.position.log_file, was.position.log_pos, was.position.gtid_executed):
                 raise SkipRefused("the checkpoint moved while the transaction was read (did"
                                   " the applier start?); nothing skipped — run skip again")
-            checkpoint.save(cur, pending.end, was.transactions_applied, was.rows_applied,
-                            executed=executed_after(was.gtid_executed, pending.end.gtid))
+            end = pending.end
+            executed = executed_after(was.position.gtid_executed, end.last_gtid)
+            checkpoint.save(cur, Position(end.log_file, end.log_pos, last_gtid=end.last_gtid,
+                                          gtid_executed=executed),
+                            was.transactions_applied, was.rows_applied)
         target.commit()
     except BaseException:
         target.rollback()
@@ -168,8 +172,8 @@ def run_skip(cfg: Config, *, yes: bool, interactive: bool, echo: Callable[[str],
         after = saved.load(target)
     finally:
         target.close()
-    executed = after.gtid_executed if after is not None else None
+    executed = after.position.gtid_executed if after is not None else None
     echo(f"skipped: the checkpoint is now {end.log_file}:{end.log_pos}"
          + (f", gtid_executed {executed}" if executed else ""))
-    log.info("skipped the transaction ending at %s (GTID %s)", end, end.gtid)
+    log.info("skipped the transaction ending at %s (GTID %s)", end, end.last_gtid)
     return end

@@ -45,8 +45,8 @@ def collect_status(cfg: Config) -> dict:
     if saved is not None:  # the committed truth wins over the live file
         result.update(source_log_file=saved.position.log_file,
                       source_log_pos=saved.position.log_pos,
-                      gtid_executed=saved.gtid_executed,
-                      last_gtid=saved.position.gtid,
+                      gtid_executed=saved.position.gtid_executed,
+                      last_gtid=saved.position.last_gtid,
                       transactions_applied=saved.transactions_applied,
                       rows_applied=saved.rows_applied,
                       checkpoint_updated_at=saved.updated_at)

@@ -147,7 +147,8 @@ class Switchover:
                   f"{ro.set_statement(ro.drain_settings(flavor))}")
         end_of_a = self.end_of_a = source_status(a)
         self.step(f"A's binlog ends at {end_of_a}"
-                  + (f" (GTIDs {end_of_a.gtid})" if end_of_a.gtid else ""))
+                  + (f" (GTIDs {end_of_a.gtid_executed})" if end_of_a.gtid_executed
+                     else ""))
         f = self.fwd.replication
         cp = Checkpoint(f.checkpoint_table, f.server_id, f.channel)
         while True:
@@ -211,14 +212,15 @@ class Switchover:
         cp.ensure(a)
         saved = cp.load(a)
         if r.keep_source_gtids:
-            known = saved.gtid_executed if saved and saved.gtid_executed else b_now.gtid
-            executed = revstart.kept_start(self.end_of_a.gtid, known)
+            known = (saved.position.gtid_executed if saved and saved.position.gtid_executed
+                     else b_now.gtid_executed)
+            executed = revstart.kept_start(self.end_of_a.gtid_executed, known)
         else:
-            executed = b_now.gtid
+            executed = b_now.gtid_executed
         with a.cursor() as cur:
-            cp.save(cur, Position(b_now.log_file, b_now.log_pos),
+            cp.save(cur, Position(b_now.log_file, b_now.log_pos, gtid_executed=executed or ""),
                     saved.transactions_applied if saved else 0,
-                    saved.rows_applied if saved else 0, executed=executed or "")
+                    saved.rows_applied if saved else 0)
         a.commit()
         self.step(revstart.start_message(r.channel, b_now, executed, r.keep_source_gtids,
                                          saved))

@@ -1,5 +1,6 @@
 """The checkpoint table on the target: the source position, written inside the same
-transaction as the rows. The daemon (`applier.apply`, `applier.ops.daemon`), `applier
+transaction as the rows. The one checkpoint module: where a session *starts* from it is
+`applier.replstate.startpoint`'s. The daemon (`applier.apply`, `applier.ops.daemon`), `applier
 seed`, `applier skip`, `applier status` and the reconciler all read and write it through
 `Checkpoint`.
 
@@ -25,7 +26,7 @@ import logging
 from dataclasses import dataclass
 
 from applier.core.gtidset import GtidError, GtidSet, empty, flavor_of_gtid, parse_set
-from applier.core.position import Position
+from applier.core.position import Position, StartPoint
 from applier.errors import ConfigError, ReplicationStopped
 from applier.server_codes import MISSING_OBJECT, UNKNOWN_COLUMN, error_code
 from applier.sql.names import qualified, quote
@@ -35,11 +36,14 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class Saved:
+    """A channel's row: its position (file:pos after the last transaction, that
+    transaction's GTID as ``last_gtid``, the executed set as ``gtid_executed``: None when
+    unknown) and its counters."""
+
     position: Position
     transactions_applied: int
     rows_applied: int
     updated_at: str
-    gtid_executed: str | None = None  # the executed set; None when unknown
 
 
 def legacy_channel(server_id: int) -> str:
@@ -99,8 +103,9 @@ class Checkpoint:
     def _saved(self, row) -> tuple[Saved, GtidSet | None]:
         file, pos, gtid, txns, rows, at, executed = row
         parsed = self._parse(executed)
-        return Saved(Position(file, int(pos), gtid), int(txns), int(rows), at,
-                     None if executed is None else str(parsed)), parsed
+        position = Position(file, int(pos), last_gtid=gtid,
+                            gtid_executed=None if executed is None else str(parsed))
+        return Saved(position, int(txns), int(rows), at), parsed
 
     def load(self, conn) -> Saved | None:
         """The channel's row (taking over the row this server_id wrote before channels
@@ -132,9 +137,10 @@ class Checkpoint:
 
     def position(self, conn) -> Position | None:
         """The channel's committed position (file:pos after its last transaction, and that
-        transaction's GTID), else the one of the row this server_id wrote before channels
-        existed; None without a table or row. Reads only: for a reader beside the daemon
-        (the reconciler waiting for the replica), which takes nothing over."""
+        transaction's GTID as ``last_gtid``), else the one of the row this server_id wrote
+        before channels existed; None without a table or row. Reads only: for a reader
+        beside the daemon (the reconciler waiting for the replica), which takes nothing
+        over."""
         with conn.cursor() as cur:
             try:
                 for channel in (self.channel, legacy_channel(self.server_id)):
@@ -142,7 +148,7 @@ class Checkpoint:
                                 f" {self.name} WHERE channel = %s", (channel,))
                     row = cur.fetchone()
                     if row is not None:
-                        return Position(row[0], int(row[1]), row[2])
+                        return Position(row[0], int(row[1]), last_gtid=row[2])
                 return None
             except Exception as exc:
                 code = error_code(exc)
@@ -172,27 +178,27 @@ class Checkpoint:
                                      f"gtid_executed {text!r} is not a GTID set ({exc}); "
                                      "correct or clear it") from exc
 
-    def save(self, cur, position: Position, transactions: int, rows: int, *,
-             executed: str | None = None) -> None:
+    def save(self, cur, position: Position, transactions: int, rows: int) -> None:
         """Called inside the apply transaction, just before COMMIT. The executed set gains
-        the transaction's GTID (``executed`` replaces it: a seed's snapshot state)."""
-        sql, args, after = self.upsert(position, transactions, rows, executed=executed)
+        the transaction's GTID (``position.last_gtid``); a position's own
+        ``gtid_executed`` replaces it (a seed's snapshot state, a switchover's start)."""
+        sql, args, after = self.upsert(position, transactions, rows)
         cur.execute(sql, args)
         self.executed = after
 
     def upsert(self, position: Position, transactions: int, rows: int, *,
-               gtids: list[str] | None = None, executed: str | None = None
-               ) -> tuple[str, tuple, GtidSet | None]:
+               gtids: list[str] | None = None) -> tuple[str, tuple, GtidSet | None]:
         """The statement writing the checkpoint at ``position`` (the end of the last
-        transaction), its arguments, and the executed set it writes: the set as of the
-        last save plus ``gtids`` (default: the position's GTID), or ``executed``. The
-        set is remembered (``self.executed``) only by the caller, once committed."""
-        if executed is not None:
-            after = self._parse(executed)
+        transaction), its arguments, and the executed set it writes: the position's
+        ``gtid_executed`` when it has one, else the set as of the last save plus ``gtids``
+        (default: the position's ``last_gtid``). The set is remembered
+        (``self.executed``) only by the caller, once committed."""
+        if position.gtid_executed is not None:
+            after = self._parse(position.gtid_executed)
         else:
             after = self.executed
             if after is not None:
-                for gtid in (gtids if gtids is not None else [position.gtid]):
+                for gtid in (gtids if gtids is not None else [position.last_gtid]):
                     if not gtid:
                         continue
                     if not after:  # an empty set has no flavour yet
@@ -210,16 +216,16 @@ class Checkpoint:
             " transactions_applied = VALUES(transactions_applied),"
             " rows_applied = VALUES(rows_applied), updated_at = VALUES(updated_at)",
             (self.channel, self.server_id, position.log_file, position.log_pos,
-             position.gtid, text, transactions, rows), after)
+             position.last_gtid, text, transactions, rows), after)
 
-    def record_start(self, conn, position: Position | None,
-                     executed: str | None = None) -> Saved | None:
+    def record_start(self, conn, start: StartPoint) -> Saved | None:
         """At a start with no checkpoint yet: record where replication starts (``start``
         resolved to a file and position, e.g. the source's position *now* for "current",
         with the source's executed GTID set there), so that a stop before the first
         transaction resumes there, not at a later "current". With a GTID set as start
         (no file:pos), only remember the set for the first save; None."""
-        self.executed = self._parse(executed)
+        self.executed = self._parse(start.executed)
+        position = start.position
         if position is None:
             return None
         with conn.cursor() as cur:

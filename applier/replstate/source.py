@@ -1,7 +1,7 @@
 """The source's binlog status: its current position and GTID state, the GTID state at an
 older position, its first binlog. Every reader of the source's position uses these: the
-daemon's start (`applier.binlog.stream`), the seed's snapshot (`applier.seed.snapshot`) and
-the reconciler's lag checks (`reconcile.positions`).
+daemon's start (`applier.replstate.startpoint`), the switchover, the seed's snapshot
+(`applier.seed.snapshot`) and the reconciler's lag checks (`reconcile.positions`).
 
 The status statement: ``SHOW BINARY LOG STATUS`` (MySQL 8.4 removed ``SHOW MASTER
 STATUS``), else ``SHOW MASTER STATUS`` (MariaDB, older MySQL), in that order. Its row is
@@ -30,8 +30,8 @@ def as_text(v) -> str:
 
 
 def read_status(cur) -> Position | None:
-    """The status row as a Position (gtid: MySQL's Executed_Gtid_Set, None when empty or
-    on MariaDB), or None when the source writes no binary log."""
+    """The status row as a Position (gtid_executed: MySQL's Executed_Gtid_Set, None when
+    empty or on MariaDB), or None when the source writes no binary log."""
     try:
         cur.execute("SHOW BINARY LOG STATUS")  # MySQL 8.4 (removed SHOW MASTER STATUS)
     except pymysql.err.ProgrammingError:
@@ -40,7 +40,7 @@ def read_status(cur) -> Position | None:
     if row is None:
         return None
     gtid = as_text(row[4]).replace("\n", "") if len(row) > 4 and row[4] else None
-    return Position(as_text(row[0]), int(row[1]), gtid or None)
+    return Position(as_text(row[0]), int(row[1]), gtid_executed=gtid or None)
 
 
 def binary_log_status(cur, fix: str = "") -> Position:
@@ -84,13 +84,15 @@ def mariadb_gtid_at(cur, log_file: str, log_pos: int, *, unknown_ok: bool = Fals
 
 
 def source_status(conn) -> Position:
-    """The source's current binlog position; gtid is its GTID state (MariaDB
-    gtid_binlog_pos, MySQL Executed_Gtid_Set) or None when empty."""
+    """The source's current binlog position, on ``conn`` (a connection to the source);
+    gtid_executed is its GTID state there (MariaDB gtid_binlog_pos, MySQL
+    Executed_Gtid_Set) or None when empty. The one reader of the source's status: a
+    caller holding only the source's settings opens a connection for it."""
     with conn.cursor() as cur:
         pos = binary_log_status(cur)
         if is_mariadb(conn):  # the state at that very point
             return Position(pos.log_file, pos.log_pos,
-                            mariadb_gtid_at(cur, pos.log_file, pos.log_pos))
+                            gtid_executed=mariadb_gtid_at(cur, pos.log_file, pos.log_pos))
         return pos
 
 
@@ -128,10 +130,10 @@ def mysql_gtid_at(cur, log_file: str, log_pos: int) -> str:
     sizes = [(as_text(r[0]), int(r[1])) for r in cur.fetchall()]
     if now is not None and binlogevents.read_forward(sizes, log_file, log_pos):
         if (now.log_file, now.log_pos) == (log_file, int(log_pos)):
-            return now.gtid or ""
+            return now.gtid_executed or ""
         later = binlogevents.gtids_between(cur, [f for f, _ in sizes], log_file, log_pos,
                                            now.log_file, now.log_pos)
-        cur.execute("SELECT GTID_SUBTRACT(%s, %s)", (now.gtid or "", ",".join(later)))
+        cur.execute("SELECT GTID_SUBTRACT(%s, %s)", (now.gtid_executed or "", ",".join(later)))
         return as_text(cur.fetchone()[0]).replace("\n", "")
     return str(binlogevents.executed_before(
         binlogevents.file_events(cur, log_file, until=log_pos), log_pos))

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import click
 
-from applier.binlog.stream import source_status
 from applier.config import load_config
 from applier.connection.factory import connect
 from applier.ops.daemon import Daemon
 from applier.ops.status import collect_status, format_status
+from applier.replstate.source import source_status
 from applier.sandbox.servers import Sandbox
 
 SOURCE_DDL = [
@@ -78,7 +78,7 @@ def run_demo(base_dir: str, flavor: str | None = None) -> int:
     try:
         _run_sql(source, SOURCE_DDL)
         _run_sql(target, TARGET_DDL)
-        start = source_status(cfg0.source)
+        start = source_status(source)
         cfg = load_config(_config_text(base_dir, f"{start.log_file}:{start.log_pos}"))
         with target.cursor() as cur:
             cur.execute(f"DROP DATABASE IF EXISTS {cfg.replication.checkpoint_table.split('.')[0]}")

@@ -258,7 +258,8 @@ def run_seed(cfg: Config, opt: SeedOptions, out=sys.stderr) -> Position:
                                   out)
         store.finish(tgt, Checkpoint(r.checkpoint_table, r.server_id, r.channel), run_id,
                      point)
-        print(f"seed: done at {point}" + (f" (GTID {point.gtid})" if point.gtid else "")
+        print(f"seed: done at {point}"
+              + (f" (GTID {point.gtid_executed})" if point.gtid_executed else "")
               + f"; {rows} rows copied by this run in {took:.1f} s" + (
                   f", {earlier} chunks by an earlier one" if earlier else "")
               + "; `applier start` continues from there", file=out, flush=True)

@@ -100,8 +100,7 @@ def bring_forward(source_cfg, server_id: int, tgt_conn, store: SeedStore, run_id
                   done: dict[Name, DoneSet], start: Position, point: Position,
                   options: ApplyOptions) -> int:
     """Apply the binlog (start, point] to the copied chunks; transactions read. The two
-    positions' gtid (a GTID state) takes no part: positions order by file number and
-    offset."""
+    positions' GTID states take no part: positions order by file number and offset."""
     from applier.binlog.stream import BinlogSource
 
     if start.reached(point):

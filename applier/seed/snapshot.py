@@ -48,7 +48,8 @@ def mariadb_snapshot_position(cur) -> Position:
     if not file or not pos:
         raise ReplicationStopped("the source reports no Binlog_snapshot_file (log_bin is "
                                  "OFF?) — enable log_bin on the source")
-    return Position(file, int(pos), mariadb_gtid_at(cur, file, int(pos), unknown_ok=True))
+    return Position(file, int(pos),
+                    gtid_executed=mariadb_gtid_at(cur, file, int(pos), unknown_ok=True))
 
 
 def read_lock(cur, timeout: int) -> None:

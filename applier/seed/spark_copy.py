@@ -91,7 +91,12 @@ def describe(exc: BaseException) -> dict:
 
 def _gathered(pos: Position) -> list:
     """A position as allGather carries it between the tasks (JSON)."""
-    return [pos.log_file, pos.log_pos, pos.gtid]
+    return [pos.log_file, pos.log_pos, pos.gtid_executed]
+
+
+def _scattered(gathered: list) -> Position:
+    log_file, log_pos, executed = gathered
+    return Position(log_file, log_pos, gtid_executed=executed)
 
 
 class Task:
@@ -148,18 +153,18 @@ class Task:
             cur.execute("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED")
 
     def _snapshot(self) -> Position:
-        """The position of the snapshot every task holds (gtid: the GTID state there)."""
+        """The position of the snapshot every task holds (with the GTID state there)."""
         if self.job.flavor == "mariadb":
             for _ in range(ATTEMPTS):
                 seen = self.phase(self._mariadb_snapshot)
                 if all(p == seen[0] for p in seen):
-                    return Position(*seen[0])
+                    return _scattered(seen[0])
                 self.phase(self.src.rollback)
             log.info("seed: %d snapshots never agreed; taking a global read lock", ATTEMPTS)
         self.phase(lambda: read_lock(self.src.cursor(), self.job.lock_timeout)
                    if self.index == 0 else None)
         self.phase(lambda: begin_snapshot(self.src.cursor()))
-        return Position(*self.phase(self._locked_position)[0])
+        return _scattered(self.phase(self._locked_position)[0])
 
     def _mariadb_snapshot(self) -> list:
         with self.src.cursor() as cur:

@@ -96,7 +96,7 @@ class SeedStore:
         if row is None:
             return None
         run_id, state, tables, file, pos, gtid = row
-        point = Position(file, int(pos), gtid) if file else None
+        point = Position(file, int(pos), gtid_executed=gtid) if file else None
         return Run(run_id, state, json.loads(tables), point)
 
     def chunks(self, conn) -> list[ChunkRow]:
@@ -164,7 +164,7 @@ class SeedStore:
         if row is None or row[0] != run_id:
             raise ReplicationStopped("another `applier seed` took this seed over; this "
                                      "one stops without writing")
-        return Position(row[1], int(row[2]), row[3]) if row[1] else None
+        return Position(row[1], int(row[2]), gtid_executed=row[3]) if row[1] else None
 
     def set_position(self, cur, run_id: str, point: Position) -> None:
         cur.execute(*self.position_update(run_id, point))
@@ -173,7 +173,7 @@ class SeedStore:
         """The statement recording the run's position, and its arguments."""
         return (f"UPDATE {self.run_table} SET log_file = %s, log_pos = %s, gtid = %s, "
                 f"updated_at = CURRENT_TIMESTAMP(6) WHERE server_id = %s AND run_id = %s",
-                (point.log_file, point.log_pos, point.gtid, self.server_id, run_id))
+                (point.log_file, point.log_pos, point.gtid_executed, self.server_id, run_id))
 
     # -- chunks -----------------------------------------------------------------------
     def claim(self, cur) -> ChunkRow | None:
@@ -203,8 +203,8 @@ class SeedStore:
         checkpoint.ensure(conn)
         with conn.cursor() as cur:
             self.lock_run(cur, run_id, for_update=True)
-            checkpoint.save(cur, Position(point.log_file, point.log_pos), 0, 0,
-                            executed=point.gtid or "")
+            checkpoint.save(cur, Position(point.log_file, point.log_pos,
+                                          gtid_executed=point.gtid_executed or ""), 0, 0)
             cur.execute(f"UPDATE {self.run_table} SET state = 'done', updated_at = "
                         f"CURRENT_TIMESTAMP(6) WHERE server_id = %s", (self.server_id,))
             cur.execute(f"DELETE FROM {self.chunk_table} WHERE server_id = %s",

@@ -18,13 +18,15 @@ import pymysql
 
 from applier.apply.commitgroup import CommitGroup
 from applier.apply.transaction import ApplyOptions, Totals, TransactionApplier
-from applier.binlog.stream import BinlogSource, source_status
+from applier.binlog.stream import BinlogSource
 from applier.config import Config, DaemonConfig, ReplicationConfig, ServerConfig
 from applier.connection.factory import connect
 from applier.core.conversions import Mode
+from applier.core.position import Position
 from applier.errors import ExitStatus, ReplicationStopped
 from applier.ops.daemon import Daemon
 from applier.replstate.checkpoint import Checkpoint
+from applier.replstate.source import source_status
 from applier.sandbox.servers import Sandbox
 
 _SCRIPT = Path(sys.executable).parent / "applier"
@@ -45,6 +47,16 @@ def wait_for(what: str, probe, timeout: float = 180.0, interval: float = 0.2):
         time.sleep(interval)
 
 
+def source_now(cfg: ServerConfig) -> Position:
+    """The source's binlog status now (applier.replstate.source.source_status), on a
+    connection of its own."""
+    conn = connect(cfg, side="source")
+    try:
+        return source_status(conn)
+    finally:
+        conn.close()
+
+
 class Replica:
     """A test's schema on source and target, and the applier between them."""
 
@@ -54,7 +66,7 @@ class Replica:
         self.schema = schema
         self.state_dir = state_dir
         self.server_id = server_id
-        start = source_status(source)
+        start = source_now(source)
         self.start = f"{start.log_file}:{start.log_pos}"
         self.last_error = ""
 

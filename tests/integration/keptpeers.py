@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import pymysql
 
-from applier.binlog.stream import source_status
 from applier.core.position import Position
 from applier.replstate.binlogevents import file_gtids
-from tests.integration.harness import run_sql
+from tests.integration.harness import run_sql, source_now
 
 
 def connect(server, schema: str | None = None):
@@ -20,8 +19,8 @@ run = run_sql
 
 
 def position(server) -> Position:
-    """The server's binlog position now (gtid: its executed state there)."""
-    return source_status(server.server_config())
+    """The server's binlog position now (with its executed set there)."""
+    return source_now(server.server_config())
 
 
 def gtids_since(server, start: Position) -> list[str]:

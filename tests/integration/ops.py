@@ -14,11 +14,10 @@ from pathlib import Path
 import pymysql
 import pytest
 
-from applier.binlog.stream import source_status
 from applier.config import ServerConfig
 from applier.ops import service
 from applier.sandbox.servers import Sandbox, SandboxInfo, pid_alive
-from tests.integration.harness import APPLIER, Replica, toml_config, wait_for
+from tests.integration.harness import APPLIER, Replica, source_now, toml_config, wait_for
 
 PASSWORDS = {"source": "s3cr3t-SRC-9fQ2x", "target": "s3cr3t-TGT-4kZp7"}
 USERS = {"source": "app", "target": "tapp"}
@@ -142,7 +141,7 @@ class Ops:
             raise AssertionError(f"{e}; last status: {last}") from None
 
     def source_position(self) -> tuple[str, int]:
-        pos = source_status(self.root["source"])
+        pos = source_now(self.root["source"])
         return pos.log_file, pos.log_pos
 
     def caught_up(self, timeout: float = 180.0) -> dict:

@@ -12,9 +12,8 @@ import time
 import pymysql
 import pytest
 
-from applier.binlog.stream import source_status
 from applier.errors import ExitStatus
-from tests.integration.harness import wait_for
+from tests.integration.harness import source_now, wait_for
 from tests.integration.running import Foreground, write_config
 
 pytestmark = pytest.mark.integration
@@ -59,7 +58,7 @@ def _set_checksum(replica, value: str) -> str:
             cur.execute(f"SET GLOBAL binlog_checksum = '{value}'")
     finally:
         conn.close()
-    return source_status(replica.source_cfg).log_file  # the new file it started
+    return source_now(replica.source_cfg).log_file  # the new file it started
 
 
 def _applied(replica) -> int:

@@ -8,9 +8,8 @@ import subprocess
 import pymysql
 import pytest
 
-from applier.binlog.stream import source_status
 from applier.errors import ExitStatus
-from tests.integration.harness import APPLIER, toml_config
+from tests.integration.harness import APPLIER, source_now, toml_config
 
 pytestmark = pytest.mark.integration
 
@@ -36,7 +35,7 @@ def _definitions(replica) -> dict:
         finally:
             conn.close()
         out[side] = (table, schemas)
-    out["source binlog"] = str(source_status(replica.source_cfg))
+    out["source binlog"] = str(source_now(replica.source_cfg))
     return out
 
 

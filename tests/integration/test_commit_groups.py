@@ -15,9 +15,8 @@ import pymysql
 import pytest
 
 from applier.apply.commitgroup import GroupLimits
-from applier.binlog.stream import source_status
 from applier.errors import ExitStatus
-from tests.integration.harness import group_stops, read_all, wait_for
+from tests.integration.harness import group_stops, read_all, source_now, wait_for
 from tests.integration.running import Foreground, write_config
 
 pytestmark = pytest.mark.integration
@@ -133,7 +132,7 @@ def test_a_refusal_inside_a_group_commits_everything_before_and_names_its_transa
                 "CREATE TABLE b (id INT PRIMARY KEY, v INT)")
     replica.tgt("CREATE TABLE a (id INT PRIMARY KEY, v INT)",
                 "CREATE TABLE b (id INT PRIMARY KEY, v TINYINT)")
-    start = source_status(replica.source_cfg)
+    start = source_now(replica.source_cfg)
     replica.src(*[f"INSERT INTO a VALUES ({k}, {k})" for k in range(1, 21)])
     replica.src("INSERT INTO b VALUES (1, 1)")
     replica.src(*[f"INSERT INTO a VALUES ({k}, {k})" for k in range(21, 31)])

@@ -18,8 +18,10 @@ import pymysql
 import pytest
 
 from applier.binlog import eventtypes
-from applier.binlog.stream import BinlogSource, source_status
+from applier.binlog.stream import BinlogSource
+from applier.core.position import Position
 from applier.errors import ExitStatus, ReplicationStopped
+from tests.integration.harness import source_now
 
 pytestmark = pytest.mark.integration
 
@@ -74,7 +76,7 @@ def _event_types(replica, start: str) -> Counter:
 def _assert_exact(replica, table: str, order: str = "id") -> None:
     sql = f"SELECT * FROM {table} ORDER BY {order}"
     assert replica.rows(sql) == replica.src_rows(sql)
-    pos = source_status(replica.source_cfg)
+    pos = source_now(replica.source_cfg)
     assert replica.checkpoint() == (pos.log_file, pos.log_pos)
 
 
@@ -137,7 +139,7 @@ def test_a_compressed_event_left_out_of_the_handled_set_stops(flavor, compress, 
         cur.execute(f"SHOW BINLOG EVENTS IN '{log_file}' FROM {pos}")
         event = next(r for r in cur.fetchall() if r[2] == name)
     conn.close()
-    with BinlogSource(replica.source_cfg, 4244, replica.start, blocking=False,
+    with BinlogSource(replica.source_cfg, 4244, Position(log_file, int(pos)), blocking=False,
                       handled=eventtypes.HANDLED - {code}) as src:
         with pytest.raises(ReplicationStopped) as exc:
             list(src)

@@ -11,9 +11,8 @@ import json
 import pymysql
 import pytest
 
-from applier.binlog.stream import source_status
 from applier.errors import ExitStatus
-from tests.integration.harness import wait_for
+from tests.integration.harness import source_now, wait_for
 from tests.integration.running import Foreground, run_cli, write_config
 
 pytestmark = pytest.mark.integration
@@ -38,7 +37,7 @@ def test_modify_of_a_deliberately_different_column_stops_before_it(replica, tmp_
     replica.tgt("CREATE TABLE t (id INT PRIMARY KEY, c BIGINT, v VARCHAR(40))")
     replica.src("CREATE TABLE t (id INT PRIMARY KEY, c INT, v VARCHAR(10))",
                 "INSERT INTO t VALUES (1, 10, 'one')")
-    before = source_status(replica.source_cfg)
+    before = source_now(replica.source_cfg)
     replica.src("ALTER TABLE t MODIFY c INT NOT NULL", "INSERT INTO t VALUES (2, 20, 'two')")
     config = write_config(replica, tmp_path / "applier.toml", ddl="apply",
                           type_conversions=NON_LOSSY)

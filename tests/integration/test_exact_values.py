@@ -8,7 +8,8 @@ from decimal import Decimal
 import pytest
 
 from applier.binlog.events import RowChange
-from applier.binlog.stream import BinlogSource, library_rows, source_status
+from applier.binlog.stream import BinlogSource, library_rows
+from tests.integration.harness import source_now
 
 pytestmark = pytest.mark.integration
 
@@ -89,7 +90,7 @@ def test_decoded_values_equal_the_source(source_db, servers):
     db = source_db
     db.execute("SET SESSION sql_mode = '', time_zone = '+00:00'")
     _create(db)
-    start = source_status(db.config)
+    start = source_now(db.config)
     for row in ROWS:
         db.execute(f"INSERT INTO ev VALUES {row}")
     db.execute("UPDATE ev SET vc = 'changed', e = 0 WHERE id = 3")

@@ -15,13 +15,12 @@ import threading
 
 import pytest
 
-from applier.binlog.stream import source_status
 from applier.config import Config, DaemonConfig, ReplicationConfig
 from applier.core.gtidset import parse_set
 from applier.errors import ExitStatus
 from applier.ops.daemon import Daemon
 from applier.sandbox.servers import Sandbox
-from tests.integration.harness import run_sql, wait_for
+from tests.integration.harness import run_sql, source_now, wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -59,10 +58,10 @@ def _replicate(flavor, a, b) -> None:
 
 
 def _caught_up(flavor, a, b) -> bool:
-    executed = source_status(a.server_config()).gtid or ""
+    executed = source_now(a.server_config()).gtid_executed or ""
     if flavor == "mysql":
         return run_sql(b, f"SELECT GTID_SUBSET('{executed}', @@GLOBAL.gtid_executed)")[0][0] == 1
-    return str(parse_set(source_status(b.server_config()).gtid or "")) == \
+    return str(parse_set(source_now(b.server_config()).gtid_executed or "")) == \
         str(parse_set(executed))
 
 
@@ -112,5 +111,5 @@ def test_failover_to_a_replica_of_the_source(pair, flavor, servers, make_db, sch
         assert run_sql(servers.target, sql, schema=schema) == run_sql(b, sql, schema=schema), sql
     saved = run_sql(servers.target, "SELECT gtid_executed, source_log_file FROM"
                  " applier_checkpoint", schema=schema)
-    assert saved[0][0] == str(parse_set(source_status(b.server_config()).gtid or ""))
+    assert saved[0][0] == str(parse_set(source_now(b.server_config()).gtid_executed or ""))
     assert saved[0][1].startswith("binlog")  # B's own file name

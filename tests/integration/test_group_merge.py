@@ -13,11 +13,10 @@ import logging
 import pytest
 
 from applier.apply.commitgroup import MERGE_ROWS, CommitGroup, GroupLimits
-from applier.binlog.stream import source_status
 from applier.connection.factory import connect
 from applier.core.conversions import Mode
 from applier.errors import ExitStatus
-from tests.integration.harness import group_applier, group_stops, read_all
+from tests.integration.harness import group_applier, group_stops, read_all, source_now
 
 pytestmark = pytest.mark.integration
 
@@ -58,7 +57,7 @@ def test_small_transactions_are_merged_into_few_statements(replica, caplog):
     replica.src("INSERT INTO t VALUES " + ", ".join(
         f"({i}, {i}, 'r{i}')" for i in [*range(400), *range(1000, 1300)]))
     assert replica.catch_up(type_conversions="ALL_NON_LOSSY") == ExitStatus.OK
-    start = source_status(replica.source_cfg)
+    start = source_now(replica.source_cfg)
     statements = []
     for i in range(300):
         a, b, c = i, 300 + (i % 100), 1000 + i
@@ -92,7 +91,7 @@ def test_rows_changed_again_and_unique_values_moved_keep_their_order(replica, ca
             " NOT NULL, n INT, UNIQUE KEY code (code))")
     replica.src("INSERT INTO u VALUES (1, 'a', 0), (2, 'b', 0)")
     assert replica.catch_up() == ExitStatus.OK
-    start = source_status(replica.source_cfg)
+    start = source_now(replica.source_cfg)
     txns = []
     for i in range(100):
         txns.append([f"INSERT INTO u VALUES ({100 + i}, 'x{i}', {i})"])
@@ -126,7 +125,7 @@ def test_tables_that_are_never_merged_stay_in_order_between_merged_ones(replica,
             "CREATE TABLE child (id INT PRIMARY KEY, p INT NOT NULL,"
             " FOREIGN KEY (p) REFERENCES parent (id) ON DELETE CASCADE) ENGINE=InnoDB")
     assert replica.catch_up() == ExitStatus.OK
-    start = source_status(replica.source_cfg)
+    start = source_now(replica.source_cfg)
     statements = []
     for i in range(60):
         statements += ["BEGIN", f"INSERT INTO keyed VALUES ({i}, {i})", "COMMIT"]
@@ -164,7 +163,7 @@ def test_a_target_key_stricter_than_the_source_stops_in_its_own_transaction(
                 f" name VARCHAR(20) COLLATE utf8mb4_general_ci, {key})")
     replica.src(f"INSERT INTO t VALUES (1, '{old}'), (9, 'zzz')")
     assert replica.catch_up() == ExitStatus.OK
-    start = source_status(replica.source_cfg)
+    start = source_now(replica.source_cfg)
     replica.src("DELETE FROM t WHERE id = 9", f"INSERT INTO t VALUES (2, '{new}')",
                 "DELETE FROM t WHERE id = 1")
     txns = read_all(replica, start)

@@ -10,16 +10,15 @@ import subprocess
 
 import pytest
 
-from applier.binlog.stream import source_status
 from applier.core.gtidset import parse_set
 from applier.errors import ExitStatus
-from tests.integration.harness import APPLIER, toml_config
+from tests.integration.harness import APPLIER, source_now, toml_config
 
 pytestmark = pytest.mark.integration
 
 
 def _source_executed(replica) -> str:
-    return str(parse_set(source_status(replica.source_cfg).gtid or ""))
+    return str(parse_set(source_now(replica.source_cfg).gtid_executed or ""))
 
 
 def _checkpoints(replica) -> dict:
@@ -79,7 +78,7 @@ def test_a_checkpoint_keyed_by_server_id_is_migrated(replica):
     replica.src("CREATE TABLE t (id INT PRIMARY KEY, v INT)")
     replica.tgt("CREATE TABLE t (id INT PRIMARY KEY, v INT)")
     replica.src("INSERT INTO t VALUES (1, 1)")  # before the old checkpoint: not applied
-    pos = source_status(replica.source_cfg)
+    pos = source_now(replica.source_cfg)
     replica.tgt(  # the table as earlier versions wrote it, for two server ids
         "CREATE TABLE applier_checkpoint (server_id INT UNSIGNED NOT NULL PRIMARY KEY,"
         " source_log_file VARCHAR(255) NOT NULL, source_log_pos BIGINT UNSIGNED NOT NULL,"

@@ -11,9 +11,8 @@ import json
 import pymysql
 import pytest
 
-from applier.binlog.stream import source_status
 from applier.errors import ExitStatus
-from tests.integration.harness import native_mysql_replica, wait_for
+from tests.integration.harness import native_mysql_replica, source_now, wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -207,5 +206,5 @@ def test_empty_json_of_an_added_column_is_found_and_stays_null(replica, servers)
 
 
 def _position(servers) -> str:
-    pos = source_status(servers.source.server_config())
+    pos = source_now(servers.source.server_config())
     return f"{pos.log_file}:{pos.log_pos}"

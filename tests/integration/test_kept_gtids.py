@@ -118,9 +118,13 @@ def test_file_pos_start_status_shows_the_executed_set(binlogged_pair, make_db, s
                "SET gtid_next = 'AUTOMATIC'", schema=schema_name)
     kp.run(a, "INSERT INTO t VALUES (12, 'z', 3)", schema=schema_name)
     cfg = replica.config()
-    from applier.apply.checkpoint import starting_position
+    from applier.connection.factory import connect
+    from applier.replstate.startpoint import configured_start
 
-    _, executed = starting_position(cfg.source, replica.start)
+    def open_source():
+        return connect(cfg.source, side="source")
+
+    executed = configured_start(replica.start, open_source).executed
     assert executed == at_start  # the set at that position, not the set now
     assert replica.catch_up() == ExitStatus.OK, replica.last_error
     status = collect_status(cfg)
@@ -131,7 +135,7 @@ def test_file_pos_start_status_shows_the_executed_set(binlogged_pair, make_db, s
     kp.run(a, "FLUSH BINARY LOGS", schema=schema_name)
     before_file, new_file = kp.executed_set(a), kp.position(a).log_file
     kp.run(a, "INSERT INTO t VALUES (13, 'w', 4)", schema=schema_name)
-    _, executed = starting_position(cfg.source, f"{new_file}:4")
+    executed = configured_start(f"{new_file}:4", open_source).executed
     assert executed == before_file != ""
 
 

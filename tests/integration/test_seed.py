@@ -22,12 +22,11 @@ import pymysql
 import pytest
 from click.testing import CliRunner
 
-from applier.binlog.stream import source_status
 from applier.config import Config, DaemonConfig, ReplicationConfig
 from applier.errors import ExitStatus
 from applier.ops.daemon import Daemon
 from reconcile.cli import main as reconcile_main
-from tests.integration.harness import APPLIER, toml_config, wait_for
+from tests.integration.harness import APPLIER, source_now, toml_config, wait_for
 
 pytestmark = pytest.mark.integration
 CONVERSIONS = "ALL_LOSSY,ALL_NON_LOSSY"
@@ -94,7 +93,7 @@ class Scenario:
         self.src, self.tgt = source_db, target_db
         self.schema = source_db.schema
         self.state_dir = state_dir
-        start = source_status(source_db.config)
+        start = source_now(source_db.config)
         self.start = f"{start.log_file}:{start.log_pos}"
         rnd = random.Random(7)
         for name, ddl in SOURCE.items():

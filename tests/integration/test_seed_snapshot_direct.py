@@ -53,8 +53,8 @@ def test_the_locked_position_is_stable_and_the_snapshot_sees_what_precedes_it(sr
         assert at.key == now.key  # nothing can commit meanwhile
         # the status row's GTIDs: MySQL's Executed_Gtid_Set; none on MariaDB (the seed
         # asks BINLOG_GTID_POS there, mariadb_snapshot_position)
-        assert at.gtid == (now.gtid if flavor == "mysql" else None)
-        assert flavor == "mariadb" or at.gtid
+        assert at.gtid_executed == (now.gtid_executed if flavor == "mysql" else None)
+        assert flavor == "mariadb" or at.gtid_executed
         with pytest.raises(pymysql.err.OperationalError) as info:
             _other_insert(source_db, 2)  # writes wait for the lock
         assert info.value.args[0] == 1205
@@ -112,5 +112,5 @@ def test_mariadb_snapshot_position_is_the_snapshots_not_the_current_one(src, sou
         assert mariadb_snapshot_position(cur) == at
     src.rollback()
     assert at == before  # nothing committed between the two reads
-    assert at.gtid and at.gtid == before.gtid
+    assert at.gtid_executed and at.gtid_executed == before.gtid_executed
     assert source_status(source_db.conn).key > at.key

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.integration
 TABLES = [{"table": "shop.orders", "key": "id"}, {"table": "shop.notes", "key": None}]
 CHUNKS = [("shop.orders", 0, None, 100, 90), ("shop.orders", 1, 100, None, 80),
           ("shop.notes", 0, None, None, 5)]
-AT = Position("binlog.000003", 4711, "0-1-42")
+AT = Position("binlog.000003", 4711, gtid_executed="0-1-42")
 
 
 @pytest.fixture
@@ -99,20 +99,21 @@ def test_the_run_position_and_a_run_taken_over(store, conn):
 def test_the_position_saver_records_the_run_position_in_the_transaction(store, conn):
     _started(store, conn)
     saver = PositionSaver(store, "run1")
-    sql, args, executed = saver.upsert(Position("binlog.000004", 120, "ignored"), 1, 1)
+    sql, args, executed = saver.upsert(Position("binlog.000004", 120, last_gtid="0-1-43"), 1, 1)
     assert executed is None and saver.executed is None
     with conn.cursor() as cur:
         cur.execute(sql, args)
     conn.commit()
-    assert store.load(conn).point == Position("binlog.000004", 120, None)
+    assert store.load(conn).point == Position("binlog.000004", 120)
 
 
 def test_finish_writes_the_checkpoint_and_ends_the_seed(store, conn, target_db):
     _started(store, conn)
     checkpoint = Checkpoint(f"{target_db.schema}.checkpoint", 61)
     store.finish(conn, checkpoint, "run1", AT)
-    assert checkpoint.position(conn) == Position(AT.log_file, AT.log_pos, None)
-    assert checkpoint.load(conn).gtid_executed == "0-1-42"
+    saved = checkpoint.load(conn)
+    assert (saved.position.log_file, saved.position.log_pos) == (AT.log_file, AT.log_pos)
+    assert saved.position.gtid_executed == "0-1-42"
     conn.commit()
     assert store.load(conn).state == "done"
     assert store.chunks(conn) == []

@@ -10,8 +10,8 @@ import json
 import pymysql
 import pytest
 
-from applier.binlog.stream import source_status
 from applier.errors import ExitStatus
+from tests.integration.harness import source_now
 from tests.integration.running import run_cli, write_config
 
 pytestmark = pytest.mark.integration
@@ -22,7 +22,7 @@ def test_the_first_start_records_its_position_so_nothing_written_meanwhile_is_sk
     replica.src("CREATE TABLE t (id INT PRIMARY KEY)")
     replica.tgt("CREATE TABLE t (id INT PRIMARY KEY)")
     config = str(write_config(replica, tmp_path / "applier.toml", start="current"))
-    now = source_status(replica.source_cfg)
+    now = source_now(replica.source_cfg)
     run = run_cli("start", "--until-caught-up", "--config", config)
     assert run.returncode == 0, run.stderr
     assert replica.checkpoint() == (now.log_file, now.log_pos)  # nothing applied, recorded

@@ -11,6 +11,7 @@ import pytest
 
 from applier.binlog import eventtypes
 from applier.binlog.stream import BinlogSource
+from applier.core.position import parse_start
 from applier.errors import ExitStatus, ReplicationStopped
 from tests.integration.harness import APPLIER, toml_config
 
@@ -62,7 +63,7 @@ def test_an_event_left_out_of_the_handled_set_stops(flavor, replica):
     code, name = (eventtypes.WRITE_V2, "Write_rows") if flavor == "mysql" else (
         eventtypes.WRITE_V1, "Write_rows_v1")
     write = next(e for e in _events(replica, replica.start) if e[2] == name)
-    with BinlogSource(replica.source_cfg, SERVER_ID, replica.start, blocking=False,
+    with BinlogSource(replica.source_cfg, SERVER_ID, parse_start(replica.start), blocking=False,
                       handled=eventtypes.HANDLED - {code}) as src:
         with pytest.raises(ReplicationStopped) as exc:
             list(src)

@@ -23,7 +23,7 @@ TEXT = SqlType("varchar", length=20, charset="utf8mb4")
 SOURCE = SourceTable("db", "t", 7, (Column(0, "id", INT), Column(1, "v", TEXT)))
 TARGET = TableDef("db", "t", (Column(0, "id", INT, nullable=False), Column(1, "v", TEXT)),
                      (Index("PRIMARY", ("id",), True),))
-END = Position("bin.000001", 400, None)
+END = Position("bin.000001", 400)
 
 
 class Binding:

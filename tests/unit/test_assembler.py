@@ -91,7 +91,8 @@ def test_mysql_gtid_begin_statements_xid_make_one_transaction():
                      query(260, "UPDATE t SET a = 2"), ev(et.XID, 300)])
     assert len(got) == 1
     txn = got[0]
-    assert txn.end == Position("bin.000001", 300, "3e11fa47-71ca-11e1-9e33-c80aa9429562:5")
+    assert txn.end == Position("bin.000001", 300,
+                               last_gtid="3e11fa47-71ca-11e1-9e33-c80aa9429562:5")
     assert [c.sql for c in txn.changes] == ["INSERT INTO t VALUES (1)", "UPDATE t SET a = 2"]
     assert all(isinstance(c, Statement) and c.schema == "db" for c in txn.changes)
     assert txn.timestamp == 1000
@@ -102,7 +103,7 @@ def test_mariadb_standalone_gtid_then_a_lone_ddl_is_its_own_transaction():
     got = feed(asm, [gtid(100, "0-1-7", et.MARIADB_GTID, flags=0x01),
                      query(180, "CREATE TABLE t (a INT)")])
     assert [(t.end, [c.sql for c in t.changes]) for t in got] == [
-        (Position("bin.000001", 180, "0-1-7"), ["CREATE TABLE t (a INT)"])]
+        (Position("bin.000001", 180, last_gtid="0-1-7"), ["CREATE TABLE t (a INT)"])]
 
 
 def test_a_lone_ddl_without_gtid_and_a_mariadb_commit_query():
@@ -111,8 +112,8 @@ def test_a_lone_ddl_without_gtid_and_a_mariadb_commit_query():
                      gtid(200, "0-1-8", et.MARIADB_GTID),  # a transaction: no BEGIN follows
                      query(250, "INSERT INTO t VALUES (1)"), query(300, "COMMIT")])
     assert [(t.end, [c.sql for c in t.changes]) for t in got] == [
-        (Position("bin.000001", 120, None), ["DROP TABLE x"]),
-        (Position("bin.000001", 300, "0-1-8"), ["INSERT INTO t VALUES (1)"])]
+        (Position("bin.000001", 120, last_gtid=None), ["DROP TABLE x"]),
+        (Position("bin.000001", 300, last_gtid="0-1-8"), ["INSERT INTO t VALUES (1)"])]
 
 
 def test_filtered_rows_still_yield_an_empty_transaction_to_advance_the_position():
@@ -132,7 +133,7 @@ def test_rotation_heartbeats_and_events_without_data():
                      ev(et.HEARTBEAT, 0), ev(et.PREVIOUS_GTIDS, 120),
                      query(200, "DROP TABLE y")])
     assert src.log_file == "bin.000002" and src.tables == {} and src.heartbeats == 1
-    assert [t.end for t in got] == [Position("bin.000002", 200, None)]
+    assert [t.end for t in got] == [Position("bin.000002", 200, last_gtid=None)]
 
 
 def test_rows_without_a_table_map_and_unknown_events_stop():
@@ -165,12 +166,12 @@ def test_a_large_transaction_is_handed_over_while_it_is_read():
                      query(250, "UPDATE t SET a = 2"), ev(et.WRITE_V2, 300, table_id=42)])
     assert len(got) == 1 and got[0].streamed
     txn = got[0]
-    assert txn.end == Position("bin.000001", 300, U1)  # so far
+    assert txn.end == Position("bin.000001", 300, last_gtid=U1)  # so far
     changes = iter(txn.changes)
     assert next(changes).sql == "UPDATE t SET a = 1"  # handed over before its end
     assert [c.sql for c in changes] == ["UPDATE t SET a = 2", "UPDATE t SET a = 3",
                                         "UPDATE t SET a = 4"]
-    assert txn.end == Position("bin.000001", 500, U1)  # final once read whole
+    assert txn.end == Position("bin.000001", 500, last_gtid=U1)  # final once read whole
     # the stream goes on after it: the next transaction is a whole one
     assert [(t.streamed, t.end.log_pos) for t in asm.feed(src.next_event())] == [(False, 600)]
 
@@ -270,8 +271,9 @@ def test_events_read_from_bytes_make_the_same_transaction():
                      ev(et.XID, 500, (6).to_bytes(8, "little"))])
     assert [(t.end, [c.after for c in t.changes]) for t in got] == [
         (Position("bin.000001", 300,
-                  "3e11fa47-71ca-11e1-9e33-c80aa9429562:18446744073709551615"), [{0: 7}]),
-        (Position("bin.000001", 500, "0-7-12"), [{0: 8}])]
+                  last_gtid="3e11fa47-71ca-11e1-9e33-c80aa9429562:18446744073709551615"),
+         [{0: 7}]),
+        (Position("bin.000001", 500, last_gtid="0-7-12"), [{0: 8}])]
 
 
 @pytest.mark.parametrize("event, message", [
@@ -298,7 +300,7 @@ def test_a_mariadb_standalone_gtid_from_bytes_and_a_rotation_that_keeps_the_tabl
     got = feed(asm, [gtid(100, "0-1-7", et.MARIADB_GTID, flags=0x01),
                      query(180, "CREATE TABLE t (a INT)")])
     assert [(t.end, [c.sql for c in t.changes]) for t in got] == [
-        (Position("bin.000009", 180, "0-1-7"), ["CREATE TABLE t (a INT)"])]
+        (Position("bin.000009", 180, last_gtid="0-1-7"), ["CREATE TABLE t (a INT)"])]
 
 
 def _one_int_table() -> Source:

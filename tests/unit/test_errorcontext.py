@@ -14,7 +14,7 @@ from applier.core.position import Position
 from applier.errors import RowNotFound
 from tests.unit.recording import TARGET
 
-END = Position("bin.000003", 900, None)
+END = Position("bin.000003", 900)
 
 
 def test_the_rows_event_and_its_table_head_a_message():

@@ -14,7 +14,7 @@ from tests.unit.recording import RecordingExecutor, TargetServer, applier, ins, 
 
 
 def txn(n, *changes):
-    return Transaction(Position("bin.000001", 100 * n, None), list(changes))
+    return Transaction(Position("bin.000001", 100 * n), list(changes))
 
 
 class Workers:

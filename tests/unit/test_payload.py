@@ -219,8 +219,8 @@ def test_mysql_compressed_transaction_is_applied_like_an_uncompressed_one(from_b
     txns = _assemble(MYSQL[:3], samples.MYSQL_LOG_FILE, "mysql", from_bytes=from_bytes)
     assert len(txns) == 1
     txn = txns[0]
-    gtid = txn.end.gtid
-    assert txn.end == Position(samples.MYSQL_LOG_FILE, _end(MYSQL[2]), gtid)
+    gtid = txn.end.last_gtid
+    assert txn.end == Position(samples.MYSQL_LOG_FILE, _end(MYSQL[2]), last_gtid=gtid)
     assert gtid and gtid.endswith(f":{gtid.rsplit(':', 1)[1]}")
     assert [c.kind for c in txn.changes] == ["insert"] * 3 + ["update", "delete"]
     assert txn.changes[0].after == {0: 1, 1: "one", 2: Decimal("10.50"),
@@ -248,7 +248,7 @@ def test_mariadb_compressed_query_and_rows_are_applied(from_bytes):
     assert [(c.before[2], c.after[2]) for c in updates] == [
         (Decimal("10.50"), Decimal("11.50")), (Decimal("-3.25"), Decimal("-2.25"))]
     assert [c.before[0] for c in deletes] == [2, 3]
-    assert txns[1].end.gtid and txns[1].end.gtid.count("-") == 2
+    assert txns[1].end.last_gtid and txns[1].end.last_gtid.count("-") == 2
 
 
 @pytest.mark.parametrize("from_bytes", [False, True])

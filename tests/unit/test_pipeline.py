@@ -58,7 +58,7 @@ class FakeSource:
                 raise ReplicationStopped("cannot decode a row")
             txn.end = Position("binlog.000001", n + i)
             yield _change(i)
-        txn.end, txn.timestamp = Position("binlog.000001", n + rows, "0-1-9"), 99
+        txn.end, txn.timestamp = Position("binlog.000001", n + rows, last_gtid="0-1-9"), 99
 
     def interrupt(self):
         self.interrupted.set()
@@ -82,7 +82,7 @@ def test_a_streamed_transaction_arrives_whole_in_chunks_with_its_final_end():
     big = next(items)
     assert big.streamed
     assert [c.after[0] for c in big.changes] == list(range(2 * CHUNK + 5))
-    assert big.end == Position("binlog.000001", 100 + 2 * CHUNK + 5, "0-1-9")
+    assert big.end == Position("binlog.000001", 100 + 2 * CHUNK + 5, last_gtid="0-1-9")
     assert big.timestamp == 99
     assert next(items).end.log_pos == 9000
     assert list(items) == []

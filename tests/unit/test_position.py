@@ -38,20 +38,31 @@ def test_sorting_and_max_follow_the_file_number():
     assert max(ps) == ps[0] and min(ps) == ps[3]
 
 
-def test_the_gtid_takes_no_part_in_the_order_but_in_equality():
-    end = Position("binlog.000003", 500, "0-1-7")  # a transaction's end: its GTID
-    state = Position("binlog.000003", 500, "0-1-7,1-2-3")  # a point: the GTID state there
+def test_the_gtids_take_no_part_in_the_order_but_in_equality():
+    end = Position("binlog.000003", 500, last_gtid="0-1-7")  # a transaction's end: its GTID
+    state = Position("binlog.000003", 500, gtid_executed="0-1-7,1-2-3")  # the set there
     assert end.reached(state) and state.reached(end)
     assert end <= state and end >= state and not end < state and not end > state
-    assert end != state and end == Position("binlog.000003", 500, "0-1-7")
+    assert end != state and end == Position("binlog.000003", 500, last_gtid="0-1-7")
+    both = Position("binlog.000003", 500, gtid_executed="0-1-7", last_gtid="0-1-7")
+    assert both != end and both != state and both.key == end.key
 
 
-def test_str_and_fields_are_as_before():
-    p = Position("mysql-bin.000010", 1234, "u:5")
-    assert (p.log_file, p.log_pos, p.gtid) == ("mysql-bin.000010", 1234, "u:5")
+def test_str_and_fields():
+    p = Position("mysql-bin.000010", 1234, gtid_executed="u:1-5", last_gtid="u:5")
+    assert (p.log_file, p.log_pos, p.gtid_executed, p.last_gtid) == (
+        "mysql-bin.000010", 1234, "u:1-5", "u:5")
     assert str(p) == "mysql-bin.000010:1234"
+    assert Position("b.1", 4).gtid_executed is None and Position("b.1", 4).last_gtid is None
     with pytest.raises(AttributeError):
         p.log_pos = 5  # frozen
+
+
+def test_a_gtid_is_named_never_placed():
+    """One field never means two things: a third positional value is refused, so no
+    caller can pass a transaction's GTID where the executed set belongs."""
+    with pytest.raises(TypeError):
+        Position("binlog.000001", 4, "0-1-7")
 
 
 def test_a_position_compares_only_with_a_position():

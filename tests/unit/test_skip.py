@@ -27,9 +27,9 @@ def test_the_skipped_gtid_joins_the_executed_set():
 
 
 def test_what_is_shown_before_a_skip():
-    saved = Saved(Position("binlog.000002", 400), 7, 70, "now", "0-1-10")
+    saved = Saved(Position("binlog.000002", 400, gtid_executed="0-1-10"), 7, 70, "now")
     rows = Counter({("db.t", "insert"): 2, ("db.t", "delete"): 1, ("db.a", "update"): 5})
-    shown = Pending(saved, Position("binlog.000002", 900, "0-1-11"), rows,
+    shown = Pending(saved, Position("binlog.000002", 900, last_gtid="0-1-11"), rows,
                     ["ALTER TABLE t ADD COLUMN c INT"]).describe()
     assert shown == [
         "the transaction after the checkpoint binlog.000002:400 ends at binlog.000002:900, "

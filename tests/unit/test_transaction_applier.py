@@ -103,11 +103,11 @@ def test_values_of_mixed_python_types_in_a_column_go_row_by_row():
 def test_a_streamed_transaction_commits_once_with_its_final_end():
     from applier.apply.batching import BATCH_ROWS
 
-    t = Transaction(Position("bin.000001", 100, None), [], streamed=True)
+    t = Transaction(Position("bin.000001", 100, last_gtid=None), [], streamed=True)
 
     def rest():
         yield from (ins(i, "a") for i in range(BATCH_ROWS + 1))
-        t.end = Position("bin.000001", 900, None)  # known once read whole
+        t.end = Position("bin.000001", 900, last_gtid=None)  # known once read whole
 
     t.changes = rest()
     ex = RecordingExecutor(matched)
@@ -140,7 +140,7 @@ GTID = "3e11fa47-71ca-11e1-9e33-c80aa9429562:7"
 
 
 def kept_txn(*changes):
-    return Transaction(Position("bin.000001", 400, GTID), list(changes))
+    return Transaction(Position("bin.000001", 400, last_gtid=GTID), list(changes))
 
 
 def test_kept_source_gtids_a_rows_only_transaction_commits_under_its_source_gtid():
@@ -179,7 +179,8 @@ def test_kept_source_gtids_a_ddl_commits_the_gtid_and_its_checkpoint_goes_unlogg
         cur.execute(st.sql)
         return True
     a.statements.apply = execute
-    t = Transaction(Position("bin.000001", 400, "0-1-9"), [Statement("db", "CREATE TABLE x")])
+    t = Transaction(Position("bin.000001", 400, last_gtid="0-1-9"),
+                    [Statement("db", "CREATE TABLE x")])
     ex.rows = [("0-1-8",)]  # gtid_binlog_state: 9 not executed
     a.apply(t)
     sent = ex.statements()

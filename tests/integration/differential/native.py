@@ -16,9 +16,8 @@ import re
 import pymysql
 import pymysql.cursors
 
-from applier.binlog.stream import source_status
 from applier.sandbox.servers import Sandbox, ServerInfo
-from tests.integration.harness import wait_for
+from tests.integration.harness import source_now, wait_for
 
 SCHEMA_PREFIX = "dfx"
 SERVER_ID = 7
@@ -64,7 +63,7 @@ class NativeReplica:
 
     def start_here(self, type_conversions: str) -> None:
         """Replicate from the source's current position with these conversions."""
-        at = source_status(self.source.server_config())
+        at = source_now(self.source.server_config())
         src = self.source
         if self.mysql:
             self._run("STOP REPLICA")
@@ -122,7 +121,7 @@ class NativeReplica:
     def outcome(self) -> tuple[int, str]:
         """After the case's workload: (0, '') when the replica executed everything the
         source has, else (its SQL error code, message) when it stopped."""
-        at = source_status(self.source.server_config())
+        at = source_now(self.source.server_config())
         end = _position(at.log_file, at.log_pos)
 
         def settled():
