@@ -1,4 +1,4 @@
-"""The compiled parts of the package: applier.binlog._rowc (row-image decoding),
+"""The compiled parts of the package: applier.binlog.rows._rowc (row-image decoding),
 applier.convert._rename (identical row images keyed by target names) and
 applier.sql._literals (SQL literals of statement arguments).
 
@@ -9,8 +9,8 @@ more slowly."""
 from setuptools import Extension, setup
 
 setup(ext_modules=[
-    Extension("applier.binlog._rowc", ["applier/binlog/_rowc.c"], extra_compile_args=["-O2"],
-              optional=True),
+    Extension("applier.binlog.rows._rowc", ["applier/binlog/rows/_rowc.c"],
+              extra_compile_args=["-O2"], optional=True),
     Extension("applier.sql._literals", ["applier/sql/_literals.c"],
               extra_compile_args=["-O2"], optional=True),
     Extension("applier.convert._rename", ["applier/convert/_rename.c"],

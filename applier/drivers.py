@@ -5,7 +5,7 @@ applier applies to them: the one module to read when the pinned versions
 Why the applier reaches inside the libraries:
 
   * the library's event-type map is private: `install` makes it build the applier's
-    subclasses (`applier.binlog.libevents`: every event reaches the assembler) and parse
+    subclasses (`applier.binlog.wire.libevents`: every event reaches the assembler) and parse
     no event the applier does not use;
   * its stream reader builds events with a module-level packet wrapper and encodes the
     dump request's GTID set with a module-level GtidSet class: `install` replaces both
@@ -17,13 +17,13 @@ Why the applier reaches inside the libraries:
   * the applier reads the stream's packets itself (`packet_reader`: PyMySQL's
     ``_read_packet``) and gives those it leaves to the library back to the connection,
     whose ``_read_packet`` the reader calls (`PushbackConnection`,
-    `applier.binlog.eventreader`);
+    `applier.binlog.wire.eventreader`);
   * PyMySQL has no asynchronous query: `send_query` and `read_query_result` are the two
-    halves of ``Connection.query`` (`applier.apply.inflight`).
+    halves of ``Connection.query`` (`applier.apply.target.inflight`).
 
 Nothing is patched by importing a module: `install(patches)` patches, explicitly and
 idempotently, where the binlog is read (`applier.binlog.stream.BinlogSource`,
-`library_rows`, `applier.binlog.libevents.EventFactory`). `CONTRACT` lists every private
+`library_rows`, `applier.binlog.wire.libevents.EventFactory`). `CONTRACT` lists every private
 name and signature relied on; `verify` checks them (install first, so a library that
 changed stops the applier at start naming the symbol; tests/unit/test_library_contract.py
 without a server).
@@ -100,7 +100,7 @@ CONTRACT: tuple[Need, ...] = (
     Need(_READER, "_ctl_connection", "sets"),
     Need(_READER, "_stream_connection", "sets"),
     Need(_CONN, "_sock", "sets"),
-    # the stream's packets read by the applier (applier.binlog.eventreader); the reader
+    # the stream's packets read by the applier (applier.binlog.wire.eventreader); the reader
     # reads the others from PushbackConnection
     Need(_CONN, "_read_packet", "call"),
     Need(_READER, "_read_packet", "reads"),

@@ -37,10 +37,10 @@ ROOTS = ("applier", "reconcile")
 # definition made runnable on the other flavour); anything else there is an internal of
 # the applier they must not reach
 DOORS = {
-    "applier.seed": ("applier.apply.target", "applier.apply.schema",
-                     "applier.apply.transaction", "applier.apply.triggers",
+    "applier.seed": ("applier.apply.target.session", "applier.apply.target.schema",
+                     "applier.apply.transactions.transaction", "applier.apply.target.triggers",
                      "applier.apply.ddl.flavor", "applier.ops.service"),
-    "reconcile": ("applier.apply.schema",),
+    "reconcile": ("applier.apply.target.schema",),
 }
 GUARDED = ("applier.apply", "applier.ops")
 

@@ -36,15 +36,15 @@ from tests.integration.harness import source_now
 # the reading path in the profile: (label, file suffix, function)
 READ_PATH = (
     ("reading + decoding the binlog (the source iterator)", "binlog/stream.py", "__iter__"),
-    ("  the event reader (EventReader.next)", "binlog/eventreader.py", "next"),
-    ("    events from bytes (EventReader._from_bytes)", "binlog/eventreader.py",
+    ("  the event reader (EventReader.next)", "binlog/wire/eventreader.py", "next"),
+    ("    events from bytes (EventReader._from_bytes)", "binlog/wire/eventreader.py",
      "_from_bytes"),
     ("  the library's fetchone (packet read, event objects)", "pymysqlreplication/"
      "binlogstream.py", "fetchone"),
     ("    packet read (pymysql _read_packet)", "pymysql/connections.py", "_read_packet"),
     ("    the library's packet wrapper (event objects)", "pymysqlreplication/packet.py",
      "__init__"),
-    ("    checksums (ChecksumFollower.has_checksum)", "binlog/checksum.py", "has_checksum"),
+    ("    checksums (ChecksumFollower.has_checksum)", "binlog/wire/checksum.py", "has_checksum"),
     ("  the assembler (Assembler.feed)", "binlog/assembler.py", "feed"),
     ("    table maps (assembler._table_map)", "binlog/assembler.py", "_table_map"),
     ("    rows events (assembler._rows)", "binlog/assembler.py", "_rows"),

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pymysql
 
-from applier.apply import lookup, sqlbuild
+from applier.apply.rows import lookup, sqlbuild
 from applier.sandbox.servers import Sandbox
 
 ROWS = 200_000

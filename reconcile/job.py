@@ -9,7 +9,7 @@ import os
 import time
 from dataclasses import dataclass
 
-from applier.apply.schema import list_tables, read_table
+from applier.apply.target.schema import list_tables, read_table
 from applier.config import Config, ServerConfig
 from applier.connection.factory import connect
 from applier.core.conversions import Mode

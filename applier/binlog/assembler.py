@@ -5,7 +5,7 @@ DDL), MySQL with GTID + BEGIN; both end with XID (transactional engines) or a CO
 query. A transaction whose rows were all filtered out is still yielded (empty changes) so
 the applier can advance its position.
 
-Events come as `applier.binlog.wireevent.WireEvent`s: the header's fields and the body's
+Events come as `applier.binlog.wire.wireevent.WireEvent`s: the header's fields and the body's
 bytes, from which GTIDs, BEGIN, XID, ROTATE, table maps and rows events are read here,
 and the library's object for the events it parsed (a FORMAT_DESCRIPTION, a statement).
 
@@ -15,9 +15,10 @@ with ReplicationStopped naming the event (name and number) and its position; not
 the transaction it belongs to has been applied, so the applier resumes at that
 transaction once it can read it.
 
-Compressed events are decoded (`applier.binlog.payload`) into the events they contain, rebuilt as
-library objects (`applier.binlog.libevents.EventFactory`) and fed through `feed` like any other
-(`applier.binlog.wireevent.of_library`):
+Compressed events are decoded (`applier.binlog.wire.payload`) into the events they contain, rebuilt
+as
+library objects (`applier.binlog.wire.libevents.EventFactory`) and fed through `feed` like any other
+(`applier.binlog.wire.wireevent.of_library`):
 
   * a MySQL TRANSACTION_PAYLOAD holds a whole transaction but its GTID (BEGIN, table maps,
     rows, XID); its inner events get the payload's end position as their log_pos, so the
@@ -31,14 +32,16 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 
 from applier.binlog import eventtypes as et
-from applier.binlog import libquery, payload, rowimage, tablemapwire, wireevent
 from applier.binlog.events import CHECK_FLAGS, RowChange, Statement, Transaction
-from applier.binlog.gtidevent import GtidEventError, tagged_gtid
-from applier.binlog.libevents import EventFactory
 from applier.binlog.redact import Redacted
-from applier.binlog.tablemap import build_table
-from applier.binlog.tablemapcache import TableMapCache
-from applier.binlog.wireevent import WireEvent, WireEventError
+from applier.binlog.rows import rowimage
+from applier.binlog.tablemaps import tablemapwire
+from applier.binlog.tablemaps.tablemap import build_table
+from applier.binlog.tablemaps.tablemapcache import TableMapCache
+from applier.binlog.wire import libquery, payload, wireevent
+from applier.binlog.wire.gtidevent import GtidEventError, tagged_gtid
+from applier.binlog.wire.libevents import EventFactory
+from applier.binlog.wire.wireevent import WireEvent, WireEventError
 from applier.core.position import Position
 from applier.core.types import SourceTable
 from applier.errors import ReplicationStopped, TransientError
@@ -202,7 +205,7 @@ class Assembler:
 
     def _table_map(self, ev: WireEvent) -> list[Transaction]:
         """A table map from its bytes: the entry built before when the same bytes come
-        again (`applier.binlog.tablemapcache`), only its names when the filters drop the
+        again (`applier.binlog.tablemaps.tablemapcache`), only its names when the filters drop the
         table (nothing of it can stop replication), else the whole map."""
         body = ev.body
         post_header = self._post_header[et.TABLE_MAP]

@@ -8,14 +8,14 @@ event type (name and number) and its position. The lists:
 USED (HANDLED):
   QUERY (2)                  BEGIN / COMMIT / ROLLBACK, DDL, statement DML (refused later)
   TABLE_MAP (19)             the table of the rows events that follow (read from its
-                             bytes: applier.binlog.tablemapwire)
+                             bytes: applier.binlog.tablemaps.tablemapwire)
   WRITE/UPDATE/DELETE_ROWS v1 (23-25) and v2 (30-32)      row changes
   PARTIAL_UPDATE_ROWS (39)   MySQL binlog_row_value_options=PARTIAL_JSON: updates whose
                              JSON columns may hold diffs (applier.mysqljson.jsondiff), applied
                              to the target's own value as MySQL's replica applies them
   XID (16)                   commit of a transaction
   GTID (33), MariaDB GTID (162)                           start of a transaction
-  GTID_TAGGED (42)           start of a transaction (applier.binlog.gtidevent decodes it)
+  GTID_TAGGED (42)           start of a transaction (applier.binlog.wire.gtidevent decodes it)
   ANONYMOUS_GTID (34)        start of a transaction without a GTID
   TRANSACTION_PAYLOAD (40)   MySQL binlog_transaction_compression: the transaction's
                              events, zstd-compressed; they are decoded and used as above
@@ -24,7 +24,7 @@ USED (HANDLED):
                              images, decoded and used as QUERY / rows events
   ROTATE (4)                 the name of the binlog file being read
   FORMAT_DESCRIPTION (15)    the post-header lengths (used to read compressed events) and
-                             the file's checksum algorithm (applier.binlog.checksum)
+                             the file's checksum algorithm (applier.binlog.wire.checksum)
   HEARTBEAT (27), HEARTBEAT_V2 (41)        the source is alive and idle (watchdog ping)
   XA_PREPARE (38)            understood, and refused with its own message
 

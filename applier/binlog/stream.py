@@ -1,8 +1,8 @@
 """The source's row-based binlog as whole transactions. The replication protocol side.
 
 `BinlogSource` registers as a replica with `BinLogStreamReader`, which runs the protocol.
-Neither table maps (`applier.binlog.tablemapwire`) nor row images are decoded by the
-library: the raw body of every rows event is handed to `applier.binlog.rowimage`, because the
+Neither table maps (`applier.binlog.tablemaps.tablemapwire`) nor row images are decoded by the
+library: the raw body of every rows event is handed to `applier.binlog.rows.rowimage`, because the
 library's decoding is lossy (LIBRARY LIMITS, measured on MariaDB 10.11 with
 mysql-replication 1.0.17, asserted in tests/integration/test_exact_values.py):
 
@@ -20,21 +20,22 @@ mysql-replication 1.0.17, asserted in tests/integration/test_exact_values.py):
     in the middle of a transaction: we forbid that and raise TransientError instead, so
     the applier resumes from its last committed checkpoint.
 
-Events are read by `applier.binlog.eventreader`: the frequent ones (GTID, BEGIN, XID, table
+Events are read by `applier.binlog.wire.eventreader`: the frequent ones (GTID, BEGIN, XID, table
 maps, rows events) from their packets' bytes, every other one by the library, which hides
-nothing from us (`applier.binlog.libevents`, patched in by `applier.drivers.install` when a
+nothing from us (`applier.binlog.wire.libevents`, patched in by `applier.drivers.install` when a
 reader is made, never on import): every event reaches `applier.binlog.assembler` (as an
-`applier.binlog.wireevent.WireEvent`), which groups events into transactions, decodes
+`applier.binlog.wire.wireevent.WireEvent`), which groups events into transactions, decodes
 compressed ones, and stops on any event it does not understand. A stream that ends is an
 outage: in blocking mode the end of the stream (the source shut down) raises
 TransientError, so the daemon reconnects and resumes from its last committed checkpoint.
 
-Checksums follow each binlog file's FORMAT_DESCRIPTION event (`applier.binlog.checksum`):
+Checksums follow each binlog file's FORMAT_DESCRIPTION event (`applier.binlog.wire.checksum`):
 the library would strip 4 bytes from every event of a file written without them.
 
-Modules: `applier.binlog.eventreader` (events from bytes or the library),
-`applier.binlog.tablemap` (table map -> model), `applier.binlog.assembler` (transactions),
-`applier.binlog.libevents` (library objects for every event), `applier.binlog.payload` (compressed
+Modules: `applier.binlog.wire.eventreader` (events from bytes or the library),
+`applier.binlog.tablemaps.tablemap` (table map -> model), `applier.binlog.assembler` (transactions),
+`applier.binlog.wire.libevents` (library objects for every event), `applier.binlog.wire.payload`
+(compressed
 events, pure bytes), `applier.binlog.eventtypes` (names and lists of event types).
 """
 
@@ -49,9 +50,11 @@ import pymysql
 from pymysqlreplication import BinLogStreamReader
 
 from applier import drivers
-from applier.binlog import checksum, eventreader, eventtypes, libevents, rowimage, wireevent
+from applier.binlog import eventtypes
 from applier.binlog.assembler import Assembler
 from applier.binlog.events import Transaction
+from applier.binlog.rows import rowimage
+from applier.binlog.wire import checksum, eventreader, libevents, wireevent
 from applier.config import ServerConfig
 from applier.connection.factory import connect
 from applier.connection.failure import connect_failure, no_replication_grant
@@ -201,7 +204,7 @@ class BinlogSource:
 
     @property
     def events_by_library(self) -> int:
-        """How many events of this stream the library parsed (`applier.binlog.eventreader`
+        """How many events of this stream the library parsed (`applier.binlog.wire.eventreader`
         reads the others from their bytes)."""
         return self._events.by_library if self._events is not None else 0
 
@@ -236,7 +239,7 @@ class BinlogSource:
         stream connection means it is trying to reconnect mid-stream, which would resume
         inside a transaction: refuse.
 
-        Checksums (`applier.binlog.checksum`): the stream connection always declares that
+        Checksums (`applier.binlog.wire.checksum`): the stream connection always declares that
         it understands CRC32 checksums, whatever the source's global binlog_checksum is
         now, so the source sends every event as its binlog file stores it; the control
         connection carries the follower that reads each file's algorithm."""
@@ -249,7 +252,7 @@ class BinlogSource:
         if self._stream_connections > 1:
             raise TransientError("lost the source binlog connection at "
                                  f"{self.log_file}; resume from the last checkpoint")
-        conn = drivers.PushbackConnection(**kwargs)  # applier.binlog.eventreader
+        conn = drivers.PushbackConnection(**kwargs)  # applier.binlog.wire.eventreader
         with conn.cursor() as cur:
             cur.execute("SET @master_binlog_checksum = 'CRC32'")
         return conn

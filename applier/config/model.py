@@ -66,11 +66,12 @@ class ReplicationConfig:
     # commit under the source's GTIDs and skip what the target executed (dual-master);
     # off by default: it needs a binlogged target and the grant to set the session's GTID
     keep_source_gtids: bool = False
-    # group commit while behind (applier.apply.commitgroup): per target commit at most
+    # group commit while behind (applier.apply.transactions.commitgroup): per target commit at most
     group_max_transactions: int = 200  # source transactions (1: each commits alone)
     group_max_rows: int = 5000  # row changes
     group_max_ms: float = 100.0  # milliseconds a group stays open
-    # target connections applying independent transactions at once (applier.apply.parallel)
+    # target connections applying independent transactions at once
+    # (applier.apply.transactions.parallel)
     parallel_workers: int = 1
     # MySQL's REPLICATE_REWRITE_DB: (source db, target db) pairs (applier.core.renames)
     rewrite_db: tuple[tuple[str, str], ...] = ()

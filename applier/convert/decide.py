@@ -256,7 +256,7 @@ def _mariadb_fixed(s: SqlType, t: SqlType) -> Decision:
     Any other pair is refused (VARBINARY, other lengths). A source of these types into
     another type is classified as the BINARY(N) the table map shows (types.as_logged),
     but into CHAR/VARCHAR (when the source's declared type is known: the applier asks the
-    source, apply/sourcetypes.py): non-lossy where its longest text fits, else refused;
+    source, apply/rows/sourcetypes.py): non-lossy where its longest text fits, else refused;
     into TEXT types non-lossy (every text fits). A string into these types: lossy (a
     string that is not such a value stops: crossflavor.fixed_from_text).
     """

@@ -5,7 +5,7 @@ each value converted by the converter its column pair was given when the table's
 was built (applier.convert.mapping; never chosen per row).
 
 Pure, like the mapping: the transaction applier converts a group here, then the row
-writer (applier.apply.rowwriter) only plans and sends statements for target values.
+writer (applier.apply.rows.rowwriter) only plans and sends statements for target values.
 """
 
 from __future__ import annotations

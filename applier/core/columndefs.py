@@ -1,7 +1,7 @@
 """Column definitions read from information_schema: a SqlType from a COLUMNS row, the
 members of an ENUM/SET column type, and a source table read there shaped like a table map
 (as_source_table: the preflight check and the seed plan with it before any binlog is
-read). Pure: the rows are read elsewhere (apply/schema.py).
+read). Pure: the rows are read elsewhere (apply/target/schema.py).
 """
 
 from __future__ import annotations

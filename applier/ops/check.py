@@ -20,10 +20,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from applier.apply.ddl.policy import same_definition
-from applier.apply.keptgtids import requirements as kept_requirements
-from applier.apply.lookup import plan_lookup
-from applier.apply.schema import list_tables, read_table
-from applier.apply.triggers import FIRE, Trigger, advice, triggers_on
+from applier.apply.rows.lookup import plan_lookup
+from applier.apply.target.schema import list_tables, read_table
+from applier.apply.target.triggers import FIRE, Trigger, advice, triggers_on
+from applier.apply.transactions.keptgtids import requirements as kept_requirements
 from applier.binlog.stream import read_settings
 from applier.config import Config
 from applier.connection.factory import connect
@@ -226,7 +226,7 @@ def run_check(cfg: Config) -> dict:
     source = connect(cfg.source, side="source")
     target = connect(cfg.target, side="target")
     try:
-        if r.keep_source_gtids:  # what the target needs (applier.apply.keptgtids)
+        if r.keep_source_gtids:  # what the target needs (applier.apply.transactions.keptgtids)
             problems += [f"keep_source_gtids: {p}" for p in kept_requirements(target)]
         reports = []
         skip = tuple(r.checkpoint_table.split(".", 1))

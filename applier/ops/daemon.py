@@ -9,7 +9,7 @@ stream): the session ends (the target rolls back what was not committed), the st
 decided in one place (applier.connection.outage); the retry budget is
 applier.connection.retry's. A read-only
 target is no outage: it stops (exit 3) with the setting and the fix
-(applier.apply.readonly).
+(applier.apply.target.readonly).
 """
 
 from __future__ import annotations
@@ -23,11 +23,12 @@ from dataclasses import dataclass, field
 import pymysql
 from tenacity import RetryCallState
 
-from applier.apply import parallel, readonly
-from applier.apply.commitgroup import CommitGroup, GroupLimits, joins_group
-from applier.apply.lookup import LOOKUP_KINDS
-from applier.apply.target import session_error
-from applier.apply.transaction import ApplyOptions, Totals, TransactionApplier
+from applier.apply.rows.lookup import LOOKUP_KINDS
+from applier.apply.target import readonly
+from applier.apply.target.session import session_error
+from applier.apply.transactions import parallel
+from applier.apply.transactions.commitgroup import CommitGroup, GroupLimits, joins_group
+from applier.apply.transactions.transaction import ApplyOptions, Totals, TransactionApplier
 from applier.binlog.events import Transaction
 from applier.binlog.stream import BinlogSource
 from applier.config import Config
@@ -307,7 +308,8 @@ class Daemon:
     def _loop(self, source, applier: TransactionApplier) -> None:
         """Apply what the source yields, in order; with ``overlap`` a reader thread reads
         and decodes ahead while this thread applies (applier.ops.pipeline), and the
-        transactions already read are committed in groups (applier.apply.commitgroup)."""
+        transactions already read are committed in groups
+        (applier.apply.transactions.commitgroup)."""
         pipeline = self._pipeline = pipe.Pipeline(source) if self.overlap else None
         # kept source GTIDs: each source transaction its own target transaction (no groups)
         alone = self.options.keep_source_gtids

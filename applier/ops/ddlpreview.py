@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from applier.apply.ddl.planned import PlannedDdlError, read_alter
 from applier.apply.ddl.preview import altered, on_target, policy_stop
-from applier.apply.schema import read_table
+from applier.apply.target.schema import read_table
 from applier.config import Config
 from applier.connection.factory import connect
 from applier.connection.flavor import flavor_of

@@ -16,7 +16,7 @@ import logging
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, ProcessCollector, start_http_server
 
-from applier.apply.lookup import LOOKUP_KINDS
+from applier.apply.rows.lookup import LOOKUP_KINDS
 from applier.errors import ConfigError
 
 log = logging.getLogger(__name__)

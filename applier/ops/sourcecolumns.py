@@ -2,7 +2,7 @@
 information_schema on a source connection of its own.
 
 The source is read here, where the running service reads the source; the apply layer is
-handed the answer (applier.apply.sourcetypes decides when a table's types are asked for
+handed the answer (applier.apply.rows.sourcetypes decides when a table's types are asked for
 and what the answer means for its table map) and opens no source connection itself.
 """
 

@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from applier.apply import readonly
+from applier.apply.target import readonly
 from applier.config import Config
 from applier.connection.factory import connect
 from applier.core.position import Position

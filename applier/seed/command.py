@@ -32,9 +32,9 @@ import time
 import uuid
 from dataclasses import dataclass
 
-from applier.apply import triggers
 from applier.apply.ddl.flavor import TargetCatalog, for_target_flavor
-from applier.apply.schema import list_tables, read_table
+from applier.apply.target import triggers
+from applier.apply.target.schema import list_tables, read_table
 from applier.binlog.stream import read_settings
 from applier.config import Config
 from applier.connection.factory import connect

@@ -19,7 +19,7 @@ from typing import Any
 
 import pymysql.cursors
 
-from applier.apply.target import max_packet
+from applier.apply.target.session import max_packet
 from applier.convert.converters import identity
 from applier.convert.mapping import TableMapping
 from applier.core.position import Position

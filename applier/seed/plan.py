@@ -16,7 +16,7 @@ the source server itself (applier.sql.exprs.value_literal_expr: one text per row
 work per value), but only columns whose literal has a small upper bound (never TEXT/BLOB/
 JSON/GEOMETRY; see applier.sql.exprs on HEX() and max_allowed_packet). The others are read
 in the VALUE MODEL of applier.convert.decide (applier.sql.exprs.value_model_read_expr),
-exactly as applier.binlog.rowimage decodes them from the binlog, so that the daemon's
+exactly as applier.binlog.rows.rowimage decodes them from the binlog, so that the daemon's
 converters give the same result: strings are fetched as raw bytes
 (character_set_results=binary) and decoded with the decoder the binlog path uses
 (`decoder`); FLOAT through CAST(.. AS DOUBLE) (the text form has only 6 digits); temporals
@@ -30,7 +30,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from applier.binlog.rowimage import decode_text
+from applier.binlog.rows.rowimage import decode_text
 from applier.core.types import (
     BINARY,
     BIT,

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import logging
 
-from applier.apply.transaction import ApplyOptions, Totals, TransactionApplier
+from applier.apply.transactions.transaction import ApplyOptions, Totals, TransactionApplier
 from applier.binlog.events import RowChange, Statement, Transaction
 from applier.core.conversions import Mode
 from applier.core.position import Position

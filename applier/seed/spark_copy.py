@@ -30,8 +30,8 @@ import os
 import sys
 from dataclasses import asdict, dataclass, field
 
-from applier.apply.schema import read_table
-from applier.apply.target import max_packet
+from applier.apply.target.schema import read_table
+from applier.apply.target.session import max_packet
 from applier.config import ServerConfig
 from applier.connection.factory import connect
 from applier.connection.outage import CONNECT

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pymysql
 
-from applier.apply.commitgroup import CommitGroup
-from applier.apply.transaction import ApplyOptions, Totals, TransactionApplier
+from applier.apply.transactions.commitgroup import CommitGroup
+from applier.apply.transactions.transaction import ApplyOptions, Totals, TransactionApplier
 from applier.binlog.stream import BinlogSource
 from applier.config import Config, DaemonConfig, ReplicationConfig, ServerConfig
 from applier.connection.factory import connect

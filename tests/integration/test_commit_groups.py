@@ -1,4 +1,5 @@
-"""Group commit (applier.apply.commitgroup) on real servers, both flavours: a group is one
+"""Group commit (applier.apply.transactions.commitgroup) on real servers, both flavours: a group is
+one
 target transaction with the checkpoint of its last source transaction, so a reader never
 sees part of one, a kill -9 inside a group resumes exactly once, and an error inside a
 group commits everything before the failing transaction and names it."""
@@ -14,7 +15,7 @@ import time
 import pymysql
 import pytest
 
-from applier.apply.commitgroup import GroupLimits
+from applier.apply.transactions.commitgroup import GroupLimits
 from applier.errors import ExitStatus
 from tests.integration.harness import group_stops, read_all, source_now, wait_for
 from tests.integration.running import Foreground, write_config
@@ -138,7 +139,7 @@ def test_a_refusal_inside_a_group_commits_everything_before_and_names_its_transa
     replica.src(*[f"INSERT INTO a VALUES ({k}, {k})" for k in range(21, 31)])
     txns = read_all(replica, start)
     assert len(txns) == 31
-    caplog.set_level(logging.INFO, logger="applier.apply.commitgroup")
+    caplog.set_level(logging.INFO, logger="applier.apply.transactions.commitgroup")
     stopped, committed = group_stops(replica, txns, GroupLimits(
         **{"transactions": 1000, "rows": 10**6, "seconds": 600.0}))
     assert "cannot be converted from type 'int' to type 'tinyint'" in str(stopped)

@@ -2,7 +2,7 @@
 table's first rows arrive: in a streamed transaction (its plans are built as its rows come)
 or for a table whose map holds two TIMESTAMP(6) columns (whether the target table is
 system-versioned is asked then), the statement before them is still in flight
-(applier.apply.inflight). Its result is read first; before, the definitions' query read
+(applier.apply.target.inflight). Its result is read first; before, the definitions' query read
 that result as its own (KeyError 'COLUMN_NAME', or pymysql's 'Packet sequence number
 wrong') and replication stopped. Both flavours."""
 

@@ -1,4 +1,4 @@
-"""Events read from their bytes (applier.binlog.eventreader) against the same binlog read
+"""Events read from their bytes (applier.binlog.wire.eventreader) against the same binlog read
 wholly by the library, on real servers: the same transactions (positions, GTIDs, times,
 row images, statements and their sessions) across DDL, a filtered table, a rotation, and
 binlog files written with and without checksums; and the library parsed only the events
@@ -12,7 +12,7 @@ import pymysql
 import pytest
 
 from applier.binlog.stream import BinlogSource
-from applier.binlog.wireevent import FAST
+from applier.binlog.wire.wireevent import FAST
 from tests.integration.harness import source_now
 
 pytestmark = pytest.mark.integration

@@ -1,4 +1,4 @@
-"""applier.binlog.eventreader.EventReader over a real mysql-replication stream reader
+"""applier.binlog.wire.eventreader.EventReader over a real mysql-replication stream reader
 whose connections are made here as applier.binlog.stream makes them (a
 drivers.PushbackConnection for the stream, a checksum follower on the control
 connection): the frequent events come from their bytes, the others (and the first) from
@@ -11,9 +11,9 @@ import pytest
 from pymysqlreplication import BinLogStreamReader
 
 from applier import drivers
-from applier.binlog import checksum, libevents, wireevent
 from applier.binlog import eventtypes as et
-from applier.binlog.eventreader import EventReader
+from applier.binlog.wire import checksum, libevents, wireevent
+from applier.binlog.wire.eventreader import EventReader
 from applier.replstate.source import source_status
 
 pytestmark = pytest.mark.integration

@@ -1,5 +1,6 @@
 """Every value decoded from the binlog equals what the source itself stores, and the
-library's own `.rows` decoding gets several of them wrong (why applier.binlog.rowimage exists)."""
+library's own `.rows` decoding gets several of them wrong (why applier.binlog.rows.rowimage
+exists)."""
 
 from __future__ import annotations
 

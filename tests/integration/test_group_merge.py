@@ -1,4 +1,5 @@
-"""A commit group's row changes merged across its transactions (applier.apply.groupmerge)
+"""A commit group's row changes merged across its transactions
+(applier.apply.transactions.groupmerge)
 on real servers, both flavours: hundreds of small transactions become a few statements,
 and the rows are those of applying them one by one, also when consecutive transactions
 change one row again, swap unique values, differ only in a value's case on a
@@ -12,7 +13,7 @@ import logging
 
 import pytest
 
-from applier.apply.commitgroup import MERGE_ROWS, CommitGroup, GroupLimits
+from applier.apply.transactions.commitgroup import MERGE_ROWS, CommitGroup, GroupLimits
 from applier.connection.factory import connect
 from applier.core.conversions import Mode
 from applier.errors import ExitStatus
@@ -28,7 +29,7 @@ def _one_group(replica, txns, caplog, mode: Mode | None = None) -> list:
     """Add every transaction to one commit group, commit it: (end, rows) per transaction
     as the daemon's bookkeeping is told. The group must not have fallen back to applying
     its transactions one by one (which would hide a wrong merge behind a retry)."""
-    caplog.set_level(logging.DEBUG, logger="applier.apply.commitgroup")
+    caplog.set_level(logging.DEBUG, logger="applier.apply.transactions.commitgroup")
     conn = connect(replica.target_cfg, apply_session=True, autocommit=False)
     committed = []
     try:

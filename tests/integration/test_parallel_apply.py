@@ -1,4 +1,4 @@
-"""Parallel apply ([replication] parallel_workers > 1, applier.apply.parallel) on real
+"""Parallel apply ([replication] parallel_workers > 1, applier.apply.transactions.parallel) on real
 servers: per-row order of dependent transactions, the source's commit order as a reader
 of the target sees it, no partial transaction, exactly once across a kill -9, and an
 error naming its transaction with everything before it committed and nothing after."""

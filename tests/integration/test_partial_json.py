@@ -20,9 +20,9 @@ import pytest
 from pymysqlreplication import BinLogStreamReader
 
 from applier import drivers
-from applier.binlog import libevents, wireevent
 from applier.binlog.assembler import Assembler
 from applier.binlog.events import RowChange
+from applier.binlog.wire import libevents, wireevent
 from applier.errors import ExitStatus
 from applier.mysqljson.jsondiff import JsonDiff
 from applier.mysqljson.jsondoc import JsonDoc

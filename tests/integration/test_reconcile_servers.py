@@ -16,7 +16,7 @@ from pathlib import Path
 import pymysql
 import pytest
 
-from applier.apply.schema import read_table
+from applier.apply.target.schema import read_table
 from applier.core.conversions import Mode
 from applier.core.types import SqlType
 from applier.sql.exprs import comparable_read_expr, comparable_text_expr

@@ -77,7 +77,7 @@ def _no_error_logged(ops: Ops) -> None:
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL], ids=["clean", "crash"])
 def test_target_restarted_while_a_statement_is_in_flight(sandbox, ops, sig):
-    """The daemon's INSERT (sent, its result awaited: applier.apply.inflight) waits for our
+    """The daemon's INSERT (sent, its result awaited: applier.apply.target.inflight) waits for our
     row lock when the target shuts down (MySQL answers 1053, MariaDB drops the
     connection) or is killed: rolled back, reconnected, applied once."""
     pid = ops.start()

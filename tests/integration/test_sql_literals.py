@@ -34,8 +34,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from applier.apply.schema import read_table
-from applier.binlog.rowimage import decode_text
+from applier.apply.target.schema import read_table
+from applier.binlog.rows.rowimage import decode_text
 from applier.core.types import BLOB_BYTES, TEXT_BYTES, SqlType
 from applier.seed.plan import decoder
 from applier.sql.exprs import (

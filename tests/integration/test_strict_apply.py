@@ -159,7 +159,7 @@ def test_row_larger_than_the_targets_max_allowed_packet_stops_with_1153(replica,
 
 def test_a_refused_batch_is_named_by_its_own_table_while_the_next_was_already_built(replica):
     """A set-based statement's result is read just before the next statement (the next
-    batch is converted meanwhile: apply/inflight.py): the error still names the table and
+    batch is converted meanwhile: apply/target/inflight.py): the error still names the table and
     event of the statement the target refused, and nothing of the transaction lands."""
     replica.src("CREATE TABLE a (id INT PRIMARY KEY, v INT NULL)",
                 "CREATE TABLE b (id INT PRIMARY KEY, v INT)")

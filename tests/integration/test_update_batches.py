@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from applier.apply import lookup, sqlbuild
+from applier.apply.rows import lookup, sqlbuild
 from applier.connection.factory import connect
 from applier.errors import ExitStatus
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from pymysqlreplication import BinLogStreamReader
 
 from applier import drivers
-from applier.binlog import libevents
+from applier.binlog.wire import libevents
 from tests.unit.capture_payload_samples import _conn, _run, _status
 
 OUT = Path(__file__).with_name("jsondiff_samples.py")

@@ -17,7 +17,7 @@ import pymysql
 from pymysqlreplication import BinLogStreamReader
 
 from applier import drivers
-from applier.binlog import libevents
+from applier.binlog.wire import libevents
 
 OUT = Path(__file__).with_name("payload_samples.py")
 

@@ -1,5 +1,5 @@
 """What the unit tests of the apply layer share: a recording Executor (the target session
-as the transaction applier sees it, applier.apply.executor) that records what is bound,
+as the transaction applier sees it, applier.apply.target.executor) that records what is bound,
 sent and run, and answers only the row counts a test chooses; a target server that only
 says its version; and one table, its definitions and its row changes.
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pymysql.converters
 
-from applier.apply.transaction import ApplyOptions, Totals, TransactionApplier
+from applier.apply.transactions.transaction import ApplyOptions, Totals, TransactionApplier
 from applier.binlog.events import RowChange, Transaction
 from applier.core.conversions import Mode
 from applier.core.position import Position

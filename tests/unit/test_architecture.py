@@ -44,14 +44,14 @@ def test_nothing_under_binlog_imports_convert(graph):
 
 
 def test_the_checks_can_fail():
-    made_up = {"applier.core.types": {"applier.apply.lookup"},
-               "applier.apply.lookup": {"applier.core.types"}}
-    assert layers.cycles(made_up) == [["applier.apply.lookup", "applier.core.types"]]
-    assert layers.upward(made_up) == ["applier.core.types imports applier.apply.lookup"]
-    inside = {"applier.seed.plan": {"applier.apply.batching", "applier.apply.schema"},
+    made_up = {"applier.core.types": {"applier.apply.rows.lookup"},
+               "applier.apply.rows.lookup": {"applier.core.types"}}
+    assert layers.cycles(made_up) == [["applier.apply.rows.lookup", "applier.core.types"]]
+    assert layers.upward(made_up) == ["applier.core.types imports applier.apply.rows.lookup"]
+    inside = {"applier.seed.plan": {"applier.apply.rows.batching", "applier.apply.target.schema"},
               "reconcile.job": {"applier.ops.check"}}
     assert layers.internals(inside) == [
-        "applier.seed.plan imports applier.apply.batching, an internal (doors: "
+        "applier.seed.plan imports applier.apply.rows.batching, an internal (doors: "
         + ", ".join(layers.DOORS["applier.seed"]) + ")",
         "reconcile.job imports applier.ops.check, an internal (doors: "
         + ", ".join(layers.DOORS["reconcile"]) + ")"]
@@ -72,7 +72,7 @@ def _files_and_folders() -> tuple[list[str], set[str]]:
 
 def test_architecture_page_names_only_files_that_exist():
     """Every file (`x.py`, `folder/x.py`, `x.c`) and folder (`folder/`) that
-    docs/architecture.md names in backticks exists: a path by its tail (`apply/lookup.py`
+    docs/architecture.md names in backticks exists: a path by its tail (`apply/rows/lookup.py`
     is some `.../apply/lookup.py`), a bare file name somewhere in the tree."""
     import re
     text = (ROOT / "docs" / "architecture.md").read_text()

@@ -14,7 +14,7 @@ import pytest
 from applier.binlog import eventtypes as et
 from applier.binlog.assembler import Assembler
 from applier.binlog.events import Statement
-from applier.binlog.wireevent import WireEvent
+from applier.binlog.wire.wireevent import WireEvent
 from applier.core.position import Position
 from applier.core.types import SourceTable
 from applier.errors import ReplicationStopped, TransientError

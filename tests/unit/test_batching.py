@@ -1,11 +1,11 @@
-"""applier.apply.batching without a server: which row changes go together."""
+"""applier.apply.rows.batching without a server: which row changes go together."""
 
 from __future__ import annotations
 
 from decimal import Decimal
 
-from applier.apply import batching
-from applier.apply.plans import TablePlan
+from applier.apply.rows import batching
+from applier.apply.rows.plans import TablePlan
 from applier.binlog.events import NO_FOREIGN_KEY_CHECKS, RELAXED_UNIQUE_CHECKS, RowChange, Statement
 from applier.convert.mapping import build_mapping
 from applier.core.conversions import Mode

@@ -1,4 +1,4 @@
-"""Checksums as each binlog file declares them (applier.binlog.checksum): event bytes in,
+"""Checksums as each binlog file declares them (applier.binlog.wire.checksum): event bytes in,
 'does it end with a CRC32' out, following FORMAT_DESCRIPTION events across files."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ import zlib
 
 import pytest
 
-from applier.binlog import checksum
 from applier.binlog import eventtypes as et
-from applier.binlog.checksum import ChecksumError, ChecksumFollower
+from applier.binlog.wire import checksum
+from applier.binlog.wire.checksum import ChecksumError, ChecksumFollower
 
 
 def event(type_code: int, body: bytes, *, crc: bool, log_pos: int = 500) -> bytes:

@@ -1,11 +1,11 @@
-"""ENUM's error value (applier.apply.enumvalue): a statement the strict session refused
+"""ENUM's error value (applier.apply.rows.enumvalue): a statement the strict session refused
 only for ENUM columns runs once more without strictness; any other warning stops."""
 
 from __future__ import annotations
 
 import pytest
 
-from applier.apply.enumvalue import enum_columns_only, execute_relaxed, is_error_value
+from applier.apply.rows.enumvalue import enum_columns_only, execute_relaxed, is_error_value
 from applier.core.types import Column, SqlType, TableDef
 from applier.errors import ReplicationStopped
 from applier.sql.sqlmode import APPLY_SQL_MODE

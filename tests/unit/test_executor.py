@@ -1,4 +1,4 @@
-"""The target session behind the Executor interface (applier.apply.executor): the one
+"""The target session behind the Executor interface (applier.apply.target.executor): the one
 implementation over a connection keeps the wire's order (every call reads what is in
 flight first), binds arguments as the session's literals, and the recording executor the
 unit tests give the transaction applier offers the same interface."""
@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import inspect
 
-from applier.apply.executor import Executor, SessionExecutor
-from applier.apply.inflight import must_succeed
+from applier.apply.target.executor import Executor, SessionExecutor
+from applier.apply.target.inflight import must_succeed
 from applier.mysqljson.jsondoc import JsonDoc
 from tests.unit.recording import RecordingExecutor
 from tests.unit.wire import Connection, Wire

@@ -1,7 +1,7 @@
 """The compiled loops against their Python references (hypothesis), and called directly
 with what no Python caller passes: applier/sql/_literals.c (SQL literals) against
 literals.py's loop, applier/convert/_rename.c against TableMapping.convert_image's
-comprehension, applier/binlog/_rowc.c with specs outside MySQL's (DECIMAL(134),
+comprehension, applier/binlog/rows/_rowc.c with specs outside MySQL's (DECIMAL(134),
 DATETIME2(40), a FLOAT of 5 bytes ...), short NULL bitmaps, readers returning positions
 outside the event, and Python callbacks that empty the list being walked.
 
@@ -20,7 +20,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from applier.binlog import rowc
+from applier.binlog.rows import rowc
 from applier.convert import mapping
 from applier.sql import literals
 from tests.unit.test_fuzz_rows import _outcome, fuzz, watchdog  # noqa: F401 (autouse)

@@ -1,7 +1,7 @@
 """Fuzzing the decoders of what a JSON column, a partial JSON update and a compressed
 transaction carry (hypothesis): applier.mysqljson.jsonbinary (binary JSON, and the text of
 what it decodes), applier.mysqljson.jsondiff (diff lists, paths, the partial bits) and
-applier.binlog.payload (TRANSACTION_PAYLOAD bodies, MariaDB compressed events), on bytes
+applier.binlog.wire.payload (TRANSACTION_PAYLOAD bodies, MariaDB compressed events), on bytes
 MySQL wrote (tests/unit/test_jsonbinary.py, payload_samples.py) with bytes flipped, cut
 or appended, and on raw bytes.
 
@@ -16,8 +16,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from applier.binlog import payload
-from applier.binlog.rowimage import ColumnCodec
+from applier.binlog.rows.rowimage import ColumnCodec
+from applier.binlog.wire import payload
 from applier.core.bindecimal import DecimalError
 from applier.mysqljson import jsondiff
 from applier.mysqljson.jsonbinary import JsonBinaryError, decode_json

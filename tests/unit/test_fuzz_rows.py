@@ -1,4 +1,4 @@
-"""Fuzzing the row-image decoders (hypothesis): the compiled one (applier/binlog/_rowc.c)
+"""Fuzzing the row-image decoders (hypothesis): the compiled one (applier/binlog/rows/_rowc.c)
 and the Python one (rowimage.py) on rows events of many column specs, valid, cut short,
 with bytes flipped or appended, with all-zero or odd bitmaps, and on raw bytes.
 
@@ -22,17 +22,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from applier.binlog import eventtypes as et
-from applier.binlog import rowc
-from applier.binlog import rowimage as ri
 from applier.binlog.assembler import Assembler
-from applier.binlog.rowimage import ColumnCodec as C
-from applier.binlog.wireevent import WireEvent
+from applier.binlog.rows import rowc
+from applier.binlog.rows import rowimage as ri
+from applier.binlog.rows.rowimage import ColumnCodec as C
+from applier.binlog.wire.wireevent import WireEvent
 from applier.core.types import SourceTable
 from applier.errors import ExitStatus, ReplicationStopped
 from tests.unit.test_rowc import CODECS, _bitmap, compiled_rows, encode, python_rows
 
 SCALE = int(os.environ.get("FUZZ_SCALE", "1"))
-needs_c = pytest.mark.skipif(rowc._rowc is None, reason="applier.binlog._rowc is not built")
+needs_c = pytest.mark.skipif(rowc._rowc is None, reason="applier.binlog.rows._rowc is not built")
 
 
 def fuzz(examples: int):

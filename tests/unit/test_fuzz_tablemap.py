@@ -1,7 +1,7 @@
 """Fuzzing what the applier makes of a table map's columns (hypothesis): the per-column
 values mysql-replication decodes from the table map's metadata bytes (any value a byte or
 two can hold, not only MySQL's) through applier.core.types.metadata_of / source_type,
-applier.binlog.tablemap's codec, and the compiled decoder's spec (rowc.c_specs).
+applier.binlog.tablemaps.tablemap's codec, and the compiled decoder's spec (rowc.c_specs).
 
 The properties: the SQL type and the codec are built without an error; every spec
 rowc.py hands to the compiled decoder is one it accepts (an all-NULL row decodes, no
@@ -16,8 +16,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from applier.binlog import rowc, tablemap
-from applier.binlog import rowimage as ri
+from applier.binlog.rows import rowc
+from applier.binlog.rows import rowimage as ri
+from applier.binlog.tablemaps import tablemap
 from applier.core import types
 from tests.unit.test_fuzz_rows import _outcome, fuzz, python_rows, watchdog  # noqa: F401
 
@@ -50,7 +51,7 @@ def test_any_column_metadata_builds_a_type_a_codec_and_an_accepted_spec(col, uns
     assert _outcome(ri.decode_rows, rb, (codec,)) == expected
 
 
-@pytest.mark.skipif(rowc._rowc is None, reason="applier.binlog._rowc is not built")
+@pytest.mark.skipif(rowc._rowc is None, reason="applier.binlog.rows._rowc is not built")
 def test_specs_the_compiled_decoder_refuses_are_never_made():
     # the limits of _rowc.c's spec_ok, one past each: rowc.py sends these to Python
     for codec in (ri.ColumnCodec(ri.NEWDECIMAL, precision=66, scale=2),

@@ -1,5 +1,5 @@
-"""Fuzzing the events read from their bytes alone (applier.binlog.wireevent, hypothesis)
-against the library's own objects for the same bytes (applier.binlog.libevents.EventFactory,
+"""Fuzzing the events read from their bytes alone (applier.binlog.wire.wireevent, hypothesis)
+against the library's own objects for the same bytes (applier.binlog.wire.libevents.EventFactory,
 which parses as the library parses the stream).
 
 The properties: `read_fast` takes any bytes without an error other than returning None;
@@ -16,8 +16,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from applier.binlog import eventtypes as et
-from applier.binlog import libevents, wireevent
-from applier.binlog.wireevent import WireEventError
+from applier.binlog.wire import libevents, wireevent
+from applier.binlog.wire.wireevent import WireEventError
 from tests.unit.libctl import LibraryCtl
 from tests.unit.test_fuzz_rows import fuzz, watchdog  # noqa: F401
 

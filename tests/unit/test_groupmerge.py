@@ -1,4 +1,5 @@
-"""The merge of a commit group's row changes (applier.apply.groupmerge): few batches, and
+"""The merge of a commit group's row changes (applier.apply.transactions.groupmerge): few batches,
+and
 running the batches in order leaves the rows exactly as the changes one by one."""
 
 from __future__ import annotations
@@ -6,7 +7,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from applier.apply.groupmerge import merge
+from applier.apply.transactions.groupmerge import merge
 from applier.binlog.events import RowChange
 
 T1, T2 = object(), object()  # two table maps (identity is what a batch shares)

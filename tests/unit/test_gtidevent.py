@@ -2,7 +2,7 @@
 
 import pytest
 
-from applier.binlog.gtidevent import GtidEventError, tagged_gtid
+from applier.binlog.wire.gtidevent import GtidEventError, tagged_gtid
 
 # SET gtid_next = 'AUTOMATIC:batch' then two INSERTs, on a server with this uuid
 UUID = "59548a17-e6ae-11f1-bb02-02fc00000001"

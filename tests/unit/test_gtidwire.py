@@ -1,4 +1,4 @@
-"""The GTID set a dump request sends (applier.binlog.gtidwire): untagged sets exactly as
+"""The GTID set a dump request sends (applier.binlog.wire.gtidwire): untagged sets exactly as
 mysql-replication encodes them (format v0), tagged ones in format v1."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pymysqlreplication import binlogstream
 from pymysqlreplication.gtid import GtidSet
 
 from applier import drivers
-from applier.binlog import gtidwire, libevents
+from applier.binlog.wire import gtidwire, libevents
 from applier.core.gtidset import MySQLGtidSet
 
 U1 = "3e11fa47-71ca-11e1-9e33-c80aa9429562"

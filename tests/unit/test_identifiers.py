@@ -2,8 +2,8 @@
 
 import pytest
 
-from applier.apply import lookup, sqlbuild
-from applier.apply.lookup import LookupPlan
+from applier.apply.rows import lookup, sqlbuild
+from applier.apply.rows.lookup import LookupPlan
 from applier.sql import names
 from applier.sql.lexer import QUOTED, tokenize
 from applier.sql.names import quote

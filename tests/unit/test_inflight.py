@@ -1,4 +1,4 @@
-"""Statements in flight (applier.apply.inflight) over a stand-in wire (tests/unit/wire.py:
+"""Statements in flight (applier.apply.target.inflight) over a stand-in wire (tests/unit/wire.py:
 the project's driver seam replaced): at depth 1 a statement goes out only after the one
 before it was read; pipelined, statements are written together and read in order; an
 error is raised with the rest dropped; a handler that needs a statement while later ones
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from applier.apply.inflight import FLUSH_BYTES, InFlight, Replay, must_succeed
+from applier.apply.target.inflight import FLUSH_BYTES, InFlight, Replay, must_succeed
 from tests.unit.wire import Connection, Wire
 
 

@@ -8,7 +8,7 @@ from decimal import Decimal
 
 import pytest
 
-from applier.binlog import rowimage as ri
+from applier.binlog.rows import rowimage as ri
 from applier.mysqljson.jsonbinary import JsonBinaryError, decode_json, json_text
 from applier.mysqljson.jsondoc import (
     JsonDecimal,

@@ -11,9 +11,9 @@ from decimal import Decimal
 
 import pytest
 
-from applier.binlog import rowimage as ri
-from applier.binlog import wireevent
 from applier.binlog.assembler import Assembler
+from applier.binlog.rows import rowimage as ri
+from applier.binlog.wire import wireevent
 from applier.core.coltypes import DATETIME
 from applier.errors import ReplicationStopped
 from applier.mysqljson import jsondiff as jd

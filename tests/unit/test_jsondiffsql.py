@@ -8,7 +8,7 @@ from __future__ import annotations
 import pymysql
 import pytest
 
-from applier.apply.plans import TablePlan
+from applier.apply.rows.plans import TablePlan
 from applier.convert.mapping import build_mapping
 from applier.core.conversions import Mode
 from applier.core.types import Column, Index, SourceTable, SqlType, TableDef

@@ -127,7 +127,7 @@ class _Recorder:
 
 
 def test_mysql_sets_gtid_next_and_asks_after_owning_it():
-    from applier.apply.keptgtids import KeptGtids
+    from applier.apply.transactions.keptgtids import KeptGtids
 
     kept = KeptGtids(_Server("9.7.4"))
     ex = _Recorder(answer=(0,))
@@ -146,7 +146,7 @@ def test_mysql_sets_gtid_next_and_asks_after_owning_it():
 
 
 def test_mariadb_sets_domain_server_and_seq_no():
-    from applier.apply.keptgtids import KeptGtids
+    from applier.apply.transactions.keptgtids import KeptGtids
 
     kept = KeptGtids(_Server("10.11.19-MariaDB-0+deb12u1-log"))
     ex = _Recorder(answer=("11-11-7,12-12-3",))

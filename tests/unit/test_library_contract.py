@@ -19,7 +19,8 @@ from pymysqlreplication import binlogstream, packet, row_event
 from pymysqlreplication.event import NotImplementedEvent
 
 from applier import drivers
-from applier.binlog import eventtypes, gtidwire, libevents, libquery
+from applier.binlog import eventtypes
+from applier.binlog.wire import gtidwire, libevents, libquery
 from applier.drivers import LibraryMismatch, Need
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -2,7 +2,7 @@
 
 import pytest
 
-from applier.apply import lookup, sqlbuild
+from applier.apply.rows import lookup, sqlbuild
 from applier.core.types import Column, Index, SqlType, TableDef
 from applier.errors import ReplicationStopped
 

@@ -9,8 +9,8 @@ import time
 import pymysql
 import pytest
 
-from applier.apply import readonly
-from applier.apply.target import session_error, translate
+from applier.apply.target import readonly
+from applier.apply.target.session import session_error, translate
 from applier.connection.outage import OUTAGE, READ_ONLY, TRANSIENT, is_outage
 from applier.errors import ExitStatus, ReplicationStopped, TransientError
 from applier.ops.daemon import LiveState

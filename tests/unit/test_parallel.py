@@ -1,4 +1,5 @@
-"""Parallel apply (applier.apply.parallel) without a server: the daemon's applier and each
+"""Parallel apply (applier.apply.transactions.parallel) without a server: the daemon's applier and
+each
 worker are TransactionAppliers over recording executors (tests/unit/recording.py); the
 workers are made through the applier's public interface (``sibling``), as the daemon's."""
 
@@ -6,8 +7,8 @@ from __future__ import annotations
 
 import threading
 
-from applier.apply.commitgroup import GroupLimits
-from applier.apply.parallel import ParallelApply
+from applier.apply.transactions.commitgroup import GroupLimits
+from applier.apply.transactions.parallel import ParallelApply
 from applier.binlog.events import Transaction
 from applier.core.position import Position
 from tests.unit.recording import RecordingExecutor, TargetServer, applier, ins, upd

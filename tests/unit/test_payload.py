@@ -1,6 +1,6 @@
 """Compressed binlog events on real bytes (tests/unit/payload_samples.py, captured from
 MySQL 9.7 and MariaDB 10.11 by tests/unit/capture_payload_samples.py) and on bytes built
-per the format: decoding (applier.binlog.payload), and the assembler applying them exactly like
+per the format: decoding (applier.binlog.wire.payload), and the assembler applying them exactly like
 uncompressed events, refusing what it does not understand."""
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ import pytest
 import zstandard
 
 from applier.binlog import eventtypes as et
-from applier.binlog import payload, wireevent
 from applier.binlog.assembler import Assembler
 from applier.binlog.events import RowChange, Statement
+from applier.binlog.wire import payload, wireevent
 from applier.core.position import Position
 from applier.errors import ReplicationStopped
 from tests.unit import payload_samples as samples

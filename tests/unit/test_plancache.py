@@ -1,4 +1,4 @@
-"""The plans of the transaction applier (applier.apply.plancache), without a server: one
+"""The plans of the transaction applier (applier.apply.rows.plancache), without a server: one
 TablePlan per table map, kept while the table map and the target table stay; refusals
 before any row; dropped after DDL or when the target table changed."""
 
@@ -8,9 +8,9 @@ from dataclasses import replace
 
 import pytest
 
-from applier.apply.plancache import PlanCache
-from applier.apply.sourcetypes import SourceTypes
-from applier.apply.triggers import Trigger
+from applier.apply.rows.plancache import PlanCache
+from applier.apply.rows.sourcetypes import SourceTypes
+from applier.apply.target.triggers import Trigger
 from applier.core.conversions import Mode
 from applier.core.renames import Renames
 from applier.errors import ReplicationStopped

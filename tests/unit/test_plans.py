@@ -1,7 +1,7 @@
 """Whole table plans from a source/target table pair, without a server (as Vitess's
 TestBuildPlayerPlan): the lookup chosen and the statement text of every kind."""
 
-from applier.apply.plans import TablePlan
+from applier.apply.rows.plans import TablePlan
 from applier.convert.mapping import build_mapping
 from applier.core.conversions import Mode
 from applier.core.types import Column, Index, SourceTable, SqlType, TableDef

@@ -1,4 +1,4 @@
-"""The transaction applier through a recording executor (applier.apply.executor): no server
+"""The transaction applier through a recording executor (applier.apply.target.executor): no server
 and no connection double on the write path: the executor records each statement template
 with its arguments as the applier binds them, and each statement as it is sent or run, in
 order; the only answers it gives are the row counts the test chooses (as Vitess's player
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from applier.apply.target import PacketTooLarge
+from applier.apply.target.session import PacketTooLarge
 from applier.binlog.events import Transaction
 from applier.errors import RowNotFound
 from tests.unit.recording import (  # the same table, definitions, rows

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from applier.apply.ddl.target_names import in_target_names
-from applier.apply.plans import TablePlan
+from applier.apply.rows.plans import TablePlan
 from applier.config import parse_config
 from applier.convert.likelyrename import config_lines, likely_renames
 from applier.convert.mapping import build_mapping

@@ -1,4 +1,4 @@
-"""The compiled row-image decoder (applier/binlog/_rowc.c) against the Python one.
+"""The compiled row-image decoder (applier/binlog/rows/_rowc.c) against the Python one.
 
 The Python decoder is the reference (tests/unit/test_rowimage.py); the compiled one must
 give the very same rows — same Python types, same text, same order — on every column type,
@@ -12,9 +12,9 @@ import struct
 
 import pytest
 
-from applier.binlog import rowc
-from applier.binlog import rowimage as ri
-from applier.binlog.rowimage import ColumnCodec as C
+from applier.binlog.rows import rowc
+from applier.binlog.rows import rowimage as ri
+from applier.binlog.rows.rowimage import ColumnCodec as C
 from tests.unit.test_rowimage import _decimal_bytes
 
 CODECS = (
@@ -134,7 +134,7 @@ def compiled_rows(rb: ri.RowsBody, codecs):
 
 def test_the_compiled_decoder_is_built():
     # scripts/setup builds it (setup.py); without it the applier is several times slower
-    assert rowc._rowc is not None, "applier.binlog._rowc is missing: pip install -e . with gcc"
+    assert rowc._rowc is not None, "applier.binlog.rows._rowc is missing: pip install -e . with gcc"
 
 
 def test_every_type_but_the_python_ones_is_compiled():

@@ -1,4 +1,4 @@
-"""applier.binlog.rowimage on hand-built row-image bytes (no server)."""
+"""applier.binlog.rows.rowimage on hand-built row-image bytes (no server)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from decimal import Decimal
 
 import pytest
 
-from applier.binlog import rowimage as ri
-from applier.binlog.rowimage import ColumnCodec as C
+from applier.binlog.rows import rowimage as ri
+from applier.binlog.rows.rowimage import ColumnCodec as C
 from applier.mysqljson.jsonbinary import json_text
 
 

@@ -1,12 +1,12 @@
-"""applier.binlog.rowsbody: the framing of a rows event body, read directly from bytes
+"""applier.binlog.rows.rowsbody: the framing of a rows event body, read directly from bytes
 built here (table id, flags, extra data, column count, the columns-present bitmaps)."""
 
 from __future__ import annotations
 
 import pytest
 
-from applier.binlog import rowsbody
-from applier.binlog.rowsbody import RowsBody, parse_rows_body
+from applier.binlog.rows import rowsbody
+from applier.binlog.rows.rowsbody import RowsBody, parse_rows_body
 from applier.core.coltypes import RowImageError
 
 

@@ -1,14 +1,14 @@
-"""The row writer (applier.apply.rowwriter) alone: converted rows of one table and kind
+"""The row writer (applier.apply.rows.rowwriter) alone: converted rows of one table and kind
 (applier.convert.rows) in, statements out through a recording executor, no server."""
 
 from __future__ import annotations
 
 import pytest
 
-from applier.apply.errorcontext import ErrorContext
-from applier.apply.plans import TablePlan
-from applier.apply.rowwriter import RowWriter
-from applier.apply.target import PacketTooLarge
+from applier.apply.rows.plans import TablePlan
+from applier.apply.rows.rowwriter import RowWriter
+from applier.apply.target.session import PacketTooLarge
+from applier.apply.transactions.errorcontext import ErrorContext
 from applier.convert.mapping import build_mapping
 from applier.convert.rows import convert_rows
 from applier.core.conversions import Mode

@@ -3,7 +3,7 @@ through a recording executor: SET only on a change, checks on again after a roll
 
 from __future__ import annotations
 
-from applier.apply.sessionchecks import SessionChecks
+from applier.apply.target.sessionchecks import SessionChecks
 from applier.binlog.events import NO_FOREIGN_KEY_CHECKS, RELAXED_UNIQUE_CHECKS
 from tests.unit.recording import RecordingExecutor
 

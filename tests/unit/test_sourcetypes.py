@@ -1,10 +1,10 @@
-"""MariaDB UUID/INET source column types (applier.apply.sourcetypes): asked for only when
+"""MariaDB UUID/INET source column types (applier.apply.rows.sourcetypes): asked for only when
 a BINARY(16)/BINARY(4) source column goes to a string target column, once per table map;
 the answer is handed in (applier.ops.sourcecolumns reads it on the source)."""
 
 from __future__ import annotations
 
-from applier.apply.sourcetypes import SourceTypes
+from applier.apply.rows.sourcetypes import SourceTypes
 from applier.core.types import Column, SourceTable, SqlType, TableDef
 
 BIN16 = SqlType("binary", length=16, charset="binary", max_bytes=16)

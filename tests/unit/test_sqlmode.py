@@ -2,7 +2,7 @@
 
 import pytest
 
-from applier.binlog import libquery
+from applier.binlog.wire import libquery
 from applier.sql import sqlmode
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 
 from applier import drivers
-from applier.binlog import libevents
+from applier.binlog.wire import libevents
 
 
 def test_the_reconnect_notice_is_dropped_and_other_records_pass(caplog):

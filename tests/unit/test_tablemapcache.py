@@ -1,5 +1,5 @@
 """Table maps built once and reused while the same bytes come again
-(applier.binlog.tablemapcache, through the assembler), on real TABLE_MAP events
+(applier.binlog.tablemaps.tablemapcache, through the assembler), on real TABLE_MAP events
 (tests/unit/tablemap_samples.py): identical bytes give the same objects, other bytes new
 ones, a refused map is refused every time, a filtered table keeps its names-only entry,
 and the cache keeps a bounded number of table ids."""
@@ -9,11 +9,11 @@ from __future__ import annotations
 import pytest
 
 from applier.binlog import eventtypes as et
-from applier.binlog import payload as pl
 from applier.binlog.assembler import Assembler
-from applier.binlog.tablemap import TableMapRefused
-from applier.binlog.tablemapcache import TableMapCache
-from applier.binlog.wireevent import WireEvent
+from applier.binlog.tablemaps.tablemap import TableMapRefused
+from applier.binlog.tablemaps.tablemapcache import TableMapCache
+from applier.binlog.wire import payload as pl
+from applier.binlog.wire.wireevent import WireEvent
 from applier.errors import ReplicationStopped
 from tests.unit import tablemap_samples
 

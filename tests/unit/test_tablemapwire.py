@@ -1,4 +1,5 @@
-"""Table maps read from their bytes (applier.binlog.tablemapwire, applier.binlog.tablemap)
+"""Table maps read from their bytes (applier.binlog.tablemaps.tablemapwire,
+applier.binlog.tablemaps.tablemap)
 on real events (tests/unit/tablemap_samples.py, captured from MySQL 9.7 and MariaDB
 10.11): the same model as mysql-replication's parse where the library can read them,
 the same in binlog files with and without checksums, VECTOR read, and a type the applier
@@ -8,9 +9,10 @@ from __future__ import annotations
 
 import pytest
 
-from applier.binlog import libevents, tablemapwire
-from applier.binlog import payload as pl
-from applier.binlog.tablemap import TableMapRefused, build_table
+from applier.binlog.tablemaps import tablemapwire
+from applier.binlog.tablemaps.tablemap import TableMapRefused, build_table
+from applier.binlog.wire import libevents
+from applier.binlog.wire import payload as pl
 from tests.unit import tablemap_samples
 from tests.unit.libctl import LibraryCtl
 

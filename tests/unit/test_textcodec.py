@@ -1,11 +1,11 @@
-"""applier.binlog.textcodec: a row image's string bytes decoded strictly with MySQL's
+"""applier.binlog.rows.textcodec: a row image's string bytes decoded strictly with MySQL's
 character set names."""
 
 from __future__ import annotations
 
 import pytest
 
-from applier.binlog.textcodec import CODECS, decode_text
+from applier.binlog.rows.textcodec import CODECS, decode_text
 from applier.core.coltypes import RowImageError
 
 

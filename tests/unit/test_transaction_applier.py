@@ -101,7 +101,7 @@ def test_values_of_mixed_python_types_in_a_column_go_row_by_row():
 
 
 def test_a_streamed_transaction_commits_once_with_its_final_end():
-    from applier.apply.batching import BATCH_ROWS
+    from applier.apply.rows.batching import BATCH_ROWS
 
     t = Transaction(Position("bin.000001", 100, last_gtid=None), [], streamed=True)
 
@@ -119,7 +119,7 @@ def test_a_streamed_transaction_commits_once_with_its_final_end():
 
 
 def test_a_target_table_with_a_trigger_stops_before_any_row_unless_fire():
-    from applier.apply.triggers import Trigger
+    from applier.apply.target.triggers import Trigger
     from applier.errors import ReplicationStopped
 
     ex = RecordingExecutor(matched)

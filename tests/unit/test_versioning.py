@@ -1,9 +1,9 @@
 """System-versioned tables: which change is applied at which instant, and which history
-rows are the target's own (applier.apply.versioning)."""
+rows are the target's own (applier.apply.target.versioning)."""
 
 import pytest
 
-from applier.apply.versioning import Period, Versioning, epoch
+from applier.apply.target.versioning import Period, Versioning, epoch
 from applier.binlog.events import RowChange
 from applier.core.types import Column, SourceTable, SqlType
 from applier.errors import ReplicationStopped
@@ -59,7 +59,7 @@ def test_a_new_transaction_forgets_the_history_rows_expected():
 
 
 def test_runs_group_one_kind_at_one_instant():
-    from applier.apply.versioning import runs
+    from applier.apply.target.versioning import runs
 
     a, b, c = (RowChange("insert", T, None, row(n, T1)) for n in (1, 2, 3))
     d = RowChange("delete", T, row(4, T1), None)

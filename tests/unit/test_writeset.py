@@ -1,10 +1,10 @@
-"""The writesets of parallel apply (applier.apply.writeset): which transactions share a
+"""The writesets of parallel apply (applier.apply.transactions.writeset): which transactions share a
 key of the target, and which must be applied alone."""
 
 from __future__ import annotations
 
-from applier.apply.plans import TablePlan
-from applier.apply.writeset import WriteSets, fold
+from applier.apply.rows.plans import TablePlan
+from applier.apply.transactions.writeset import WriteSets, fold
 from applier.binlog.events import RowChange, Statement, Transaction
 from applier.convert.mapping import build_mapping
 from applier.core.conversions import Mode

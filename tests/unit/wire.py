@@ -1,4 +1,4 @@
-"""A stand-in for the target's wire under applier.apply.inflight and executor: the
+"""A stand-in for the target's wire under applier.apply.target.inflight and executor: the
 project's own seam to the driver (applier.drivers ``send_query``, ``send_packets``,
 ``read_query_result``) replaced, so nothing of PyMySQL is faked. Statements are recorded
 as they are written and answered, in order, with the row count (or the error) the test

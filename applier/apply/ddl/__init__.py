@@ -18,6 +18,6 @@ planned statement previewed before it is run.
   on a scratch copy of its table (the command: applier.ops.ddlpreview).
 
 Boundary: SQL text is read by applier.sql.lexer and applier.sql.statements (layer 2),
-never here; this room executes through the target session it is given (applier.apply.target)
+never here; this room executes through the target session it is given (applier.apply.target.session)
 and knows nothing of rows events.
 """

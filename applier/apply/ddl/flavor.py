@@ -1,6 +1,6 @@
 """DDL across flavours: a statement written for one flavour made runnable on the other, where
 one target meaning is clear, else a stop naming what the target lacks. Pure
-(`for_target_flavor`: a rewrite of DDL, not applier.apply.target.translate, which maps
+(`for_target_flavor`: a rewrite of DDL, not applier.apply.target.session.translate, which maps
 server errors); the target's collations are read once by `TargetCatalog`.
 
 * A collation the target lacks (`COLLATE name`, `COLLATE = name`, `DEFAULT COLLATE ...`):

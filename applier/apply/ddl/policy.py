@@ -31,7 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from applier.apply.ddl import alterspecs
-from applier.apply.schema import read_table
+from applier.apply.target.schema import read_table
 from applier.binlog.redact import Redacted
 from applier.convert.decide import Decision, natural_class
 from applier.core.conversions import Mode

@@ -26,7 +26,7 @@ from dataclasses import replace
 from applier.apply.ddl.planned import PlannedAlter, read_alter
 from applier.apply.ddl.policy import DdlPolicy
 from applier.apply.ddl.target_names import in_target_names
-from applier.apply.schema import read_table
+from applier.apply.target.schema import read_table
 from applier.config import Config
 from applier.connection.flavor import flavor_of
 from applier.core.columndefs import as_source_table

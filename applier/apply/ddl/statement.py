@@ -28,11 +28,11 @@ from applier.apply.ddl import alterspecs, sequences, target_names
 from applier.apply.ddl.flavor import TargetCatalog, for_target_flavor
 from applier.apply.ddl.policy import DdlPolicy
 from applier.apply.ddl.source_session import SourceSession, executable
-from applier.apply.schema import read_table
-from applier.apply.target import error_code, translate
-from applier.binlog import libquery
+from applier.apply.target.schema import read_table
+from applier.apply.target.session import error_code, translate
 from applier.binlog.events import Statement
 from applier.binlog.redact import Redacted, redact
+from applier.binlog.wire import libquery
 from applier.connection.flavor import flavor_of, version_number
 from applier.core.position import Position
 from applier.core.renames import Renames
@@ -68,7 +68,7 @@ class StatementApplier:
         self.names = names or Renames()  # rewrite_db, [[tables]]: the target's names
         self._catalog: TargetCatalog | None = None  # read at the first DDL
         # called with the cursor just before a statement runs, after the commit before it
-        # (applier.apply.transaction: the source GTID the statement commits under)
+        # (applier.apply.transactions.transaction: the source GTID the statement commits under)
         self.before_execute: Callable | None = None
 
     def dialect(self, stmt: Statement) -> Dialect:

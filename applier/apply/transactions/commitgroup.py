@@ -1,0 +1,174 @@
+"""Group commit: consecutive source transactions applied in one target transaction while
+the applier is behind (more transactions already read), with the checkpoint of the last.
+
+A group is bounded by transactions, row changes and time (``GroupLimits``: ``[replication]
+group_max_transactions``, ``group_max_rows``, ``group_max_ms``); the daemon commits it as
+soon as no further transaction has arrived within ``GroupLimits.linger`` (2 ms: caught
+up, each transaction commits at once, 2 ms later at most).
+Only transactions of row changes that were read whole join a group; one with a statement
+(DDL) or one streamed (too large to hold) commits what is open first and is applied on
+its own, as always. Inside a group, the row changes of consecutive transactions whose
+rows have keys on the target are merged into set-based statements where their order
+allows (applier.apply.transactions.groupmerge): a few statements for hundreds of small transactions.
+
+Every guarantee of one transaction per commit holds for the group:
+
+  * atomic with its checkpoint: a reader of the target sees all of the group's source
+    transactions or none; a crash at any instant leaves the checkpoint of the last group
+    committed, and the next session reads the rest again (exactly once);
+  * an error inside a group (a refusal, a server error, a row not found, a result that
+    needs statements run one by one: applier.apply.target.inflight.Replay) rolls the group back,
+    then applies its transactions again one by one, each with its own commit, the
+    careful way (applier.apply.transactions.transaction ``apply``): every transaction before the
+    failing one is committed, and the failing one stops naming itself exactly as it
+    would have alone (or, when the error was not its own, e.g. a deadlock, goes on);
+  * a signal (SIGTERM) or the daemon ending inside a group rolls it back: nothing of it
+    is committed, the checkpoint stays where it was.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from applier.apply.target.inflight import Replay
+from applier.binlog.events import Statement, Transaction
+
+log = logging.getLogger(__name__)
+
+# the daemon's bookkeeping once a transaction is committed: (txn, rows, lookups)
+Applied = Callable[[Transaction, int, Counter], None]
+
+
+# row changes held for merging before they are written (the rest of the group is read
+# meanwhile, the server runs what was written)
+MERGE_ROWS = 500
+# a transaction with more row changes is not merged: it fills set-based statements of its
+# own (merging would only add the cost of its keys)
+MERGE_TXN_ROWS = 100
+
+
+@dataclass(frozen=True)
+class GroupLimits:
+    transactions: int = 200  # source transactions per target commit at most (1: no groups)
+    rows: int = 5000  # row changes per target commit at most (a group's first may exceed)
+    seconds: float = 0.1  # a group is committed once it has been open this long
+    # a group waits this long for the next transaction before it commits (the reader may
+    # be decoding it); the delay a transaction may see when the applier is caught up
+    linger: float = 0.002
+
+
+def joins_group(txn: Transaction) -> bool:
+    """Row changes only, read whole."""
+    return not txn.streamed and not any(isinstance(c, Statement) for c in txn.changes)
+
+
+class CommitGroup:
+    """``applier``: the TransactionApplier (``add``, ``commit_added``, ``abandon``,
+    ``apply``); ``applied``: called per transaction, in order, once it is committed."""
+
+    def __init__(self, applier, limits: GroupLimits, applied: Applied):
+        self.applier = applier
+        self.limits = limits
+        self.applied = applied
+        self.txns: list[Transaction] = []
+        self._rows: list[int] = []
+        self._row_total = 0
+        self._lookups: list[Counter] = []
+        self._opened = 0.0
+        self._held: list[tuple[Transaction, list]] = []  # to be merged, not yet written
+        self._held_rows = 0
+        self._merged_lookups: Counter = Counter()  # of what was merged and written
+
+    def __len__(self) -> int:
+        return len(self.txns)
+
+    def add(self, txn: Transaction) -> None:
+        """Write ``txn`` into the open group (opening one): held to be merged with the
+        transactions around it (applier.apply.transactions.groupmerge) when its changes have keys,
+        else written now, after what is held. An error: see the module."""
+        if not self.txns:
+            self._opened = time.monotonic()
+        try:
+            keys = (self.applier.change_keys(txn) if len(txn.changes) <= MERGE_TXN_ROWS
+                    else None)
+            if keys is None:
+                self._write_held()
+                rows, lookups = self.applier.add(txn)
+            else:
+                self._held.append((txn, keys))
+                self._held_rows += len(keys)
+                rows, lookups = len(keys), Counter()
+                if self._held_rows >= MERGE_ROWS:
+                    self._write_held()
+        except BaseException as exc:
+            self._recover(exc, txn)
+            return
+        self.txns.append(txn)
+        self._rows.append(rows)
+        self._row_total += rows
+        self._lookups.append(lookups)
+
+    def _write_held(self) -> None:
+        """Write the transactions held, merged; their lookups are counted with the
+        group's last transaction."""
+        if self._held:
+            held, self._held, self._held_rows = self._held, [], 0
+            self._merged_lookups.update(self.applier.add_merged(held))
+
+    def full(self) -> bool:
+        """The group has reached one of its limits: commit it now."""
+        limits = self.limits
+        return (len(self.txns) >= limits.transactions or self._row_total >= limits.rows
+                or time.monotonic() - self._opened >= limits.seconds)
+
+    def commit(self) -> None:
+        """Commit the open group, if any, then tell each transaction's bookkeeping."""
+        if not self.txns:
+            return
+        try:
+            self._write_held()
+        except BaseException as exc:
+            self._recover(exc, None)
+            return
+        merged = self._merged_lookups
+        txns, rows, lookups = self._take()
+        lookups[-1] = lookups[-1] + merged
+        try:
+            self.applier.commit_added([t.end for t in txns], rows, lookups)
+        except BaseException as exc:
+            self._recover(exc, None, txns)
+            return
+        for txn, n, counted in zip(txns, rows, lookups, strict=True):
+            self.applied(txn, n, counted)
+
+    def abandon(self) -> None:
+        """Roll the open group back (the session ends: it is read again)."""
+        if self.txns or self._held:
+            self._take()
+            self.applier.abandon()
+
+    def _take(self):
+        taken = self.txns, self._rows, self._lookups
+        self.txns, self._rows, self._lookups, self._row_total = [], [], [], 0
+        self._held, self._held_rows, self._merged_lookups = [], 0, Counter()
+        return taken
+
+    def _recover(self, exc: BaseException, failing: Transaction | None,
+                 txns: list[Transaction] | None = None) -> None:
+        """Roll back, then apply the group's transactions one by one (see the module)."""
+        if txns is None:
+            txns = self._take()[0]
+        self.applier.abandon()
+        if not isinstance(exc, Exception):  # a signal or the interpreter ending
+            raise exc
+        txns = txns + ([failing] if failing is not None else [])
+        log.log(logging.DEBUG if isinstance(exc, Replay) else logging.WARNING,
+                "commit group of %d transaction(s) up to %s rolled back (%s); retrying"
+                " them one by one, each with its own commit", len(txns), txns[-1].end, exc)
+        for txn in txns:
+            rows = self.applier.apply(txn)
+            self.applied(txn, rows, self.applier.lookups)

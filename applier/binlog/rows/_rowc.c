@@ -1,0 +1,423 @@
+/* Compiled row-image decoding: the common column types of applier.binlog.rows.rowimage, in C.
+ *
+ * The Python decoder (rowimage.py) is the reference: this module produces the very same
+ * values (same Python types, same text) for the types it handles, and hands every other
+ * column to the Python reader of that column (one call per value). It never reports an
+ * error of its own: whenever the bytes do not decode cleanly (truncated, invalid text, a
+ * Python reader raising) it raises Fallback, and the caller decodes the whole event again
+ * in Python, which gives the exact value or the exact error message.
+ * tests/unit/test_rowc.py compares both decoders on every type.
+ *
+ * It trusts none of its arguments: a spec outside what MySQL writes (an integer of 9
+ * bytes, DECIMAL(134), DATETIME2(40), a FLOAT of 5 bytes, an unknown code), a NULL bitmap
+ * shorter than its column list, a column index outside the specs, or a Python reader
+ * returning a position outside the event raises Fallback too; the Python path then
+ * decodes or raises RowImageError. The objects it walks are immutable (bytes, tuples).
+ *
+ * decode_rows(data, kind, before, after, specs, readers) -> [(before|None, after|None)]
+ *   kind     0 insert (one after image per row), 1 update (before, after), 2 delete
+ *   before   (columns, null-bitmap bytes) of the first image; after: of the second
+ *   specs    per column (code, a, b): see the S_* codes below
+ *   readers  per column the Python reader (data, pos) -> (value, pos)
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdio.h>
+#include <string.h>
+
+enum {
+    S_PY = 0,      /* the Python reader                                   */
+    S_INT = 1,     /* a = bytes (1,2,3,4,8), b = signed                   */
+    S_FLOAT = 2,   /* a = 4 (FLOAT) or 8 (DOUBLE)                         */
+    S_DECIMAL = 3, /* a = precision, b = scale                            */
+    S_DATE = 4,
+    S_DATETIME2 = 5, /* a = fsp                                           */
+    S_UTF8 = 6,    /* a = length-prefix bytes                             */
+    S_LATIN1 = 7,  /* a = length-prefix bytes (MySQL latin1: C1 bytes -> Python reader) */
+    S_ASCII = 8,   /* a = length-prefix bytes                             */
+    S_BYTES = 9,   /* a = length-prefix bytes                             */
+    S_YEAR = 10,
+    S_ENUMSET = 11 /* a = bytes                                           */
+};
+
+static PyObject *Fallback;   /* the exception that sends the event to the Python path */
+static PyObject *DecimalType;
+
+typedef struct {
+    int code, a, b;
+} Spec;
+
+typedef struct {
+    const unsigned char *data;
+    Py_ssize_t len;
+    PyObject *bytes;    /* data as a Python object, for the Python readers */
+    Spec *specs;
+    PyObject *readers;
+    Py_ssize_t ncols;
+} Ctx;
+
+static const int DIG2BYTES[10] = {0, 1, 1, 2, 2, 3, 3, 4, 4, 4};
+#define MAX_PRECISION 65 /* MySQL's DECIMAL_MAX_PRECISION: the buffers below hold it */
+#define MAX_FSP 6
+
+/* Whether a spec is one this module decodes within its buffers (see the S_* codes). */
+static int spec_ok(const Spec *s) {
+    switch (s->code) {
+    case S_PY: case S_DATE: case S_YEAR:
+        return 1;
+    case S_INT:
+        return s->a >= 1 && s->a <= 8 && (s->b == 0 || s->b == 1);
+    case S_FLOAT:
+        return s->a == 4 || s->a == 8;
+    case S_DECIMAL:
+        return s->a >= 1 && s->a <= MAX_PRECISION && s->b >= 0 && s->b <= s->a;
+    case S_DATETIME2:
+        return s->a >= 0 && s->a <= MAX_FSP;
+    case S_UTF8: case S_LATIN1: case S_ASCII: case S_BYTES:
+        return s->a >= 1 && s->a <= 4;
+    case S_ENUMSET:
+        return s->a >= 1 && s->a <= 8;
+    }
+    return 0;
+}
+
+static int fallback(void) {
+    PyErr_SetNone(Fallback);
+    return -1;
+}
+
+static unsigned long long be(const unsigned char *p, int n) {
+    unsigned long long v = 0;
+    for (int i = 0; i < n; i++) v = (v << 8) | p[i];
+    return v;
+}
+
+static unsigned long long le(const unsigned char *p, int n) {
+    unsigned long long v = 0;
+    for (int i = n - 1; i >= 0; i--) v = (v << 8) | p[i];
+    return v;
+}
+
+static PyObject *text(const char *buf, int n) {
+    return PyUnicode_DecodeASCII(buf, n, "strict");
+}
+
+static PyObject *read_int(const unsigned char *p, int n, int sign) {
+    unsigned long long v = le(p, n);
+    if (!sign) return PyLong_FromUnsignedLongLong(v);
+    if (n < 8 && (v >> (8 * n - 1)) & 1) v |= ~0ULL << (8 * n);
+    return PyLong_FromLongLong((long long)v);
+}
+
+/* DECIMAL(precision, scale): as rowimage's decode_decimal, through Decimal(text). */
+static PyObject *read_decimal(const unsigned char *p, int size, int precision, int scale) {
+    unsigned char raw[64];
+    char out[160];
+    int intg = precision - scale, o = 0, q = 0;
+    memcpy(raw, p, size);
+    int negative = !(raw[0] & 0x80);
+    raw[0] ^= 0x80;
+    if (negative)
+        for (int i = 0; i < size; i++) raw[i] ^= 0xFF;
+    char ints[96];
+    int ni = 0;
+    int head = intg % 9;
+    if (head) {
+        ni += snprintf(ints + ni, sizeof ints - ni, "%0*llu", head, be(raw, DIG2BYTES[head]));
+        q += DIG2BYTES[head];
+    }
+    for (int g = 0; g < intg / 9; g++, q += 4)
+        ni += snprintf(ints + ni, sizeof ints - ni, "%09llu", be(raw + q, 4));
+    if (negative) out[o++] = '-';
+    int z = 0;
+    while (z < ni && ints[z] == '0') z++;
+    if (z == ni) out[o++] = '0';
+    else {
+        memcpy(out + o, ints + z, ni - z);
+        o += ni - z;
+    }
+    if (scale) {
+        out[o++] = '.';
+        for (int g = 0; g < scale / 9; g++, q += 4)
+            o += snprintf(out + o, sizeof out - o, "%09llu", be(raw + q, 4));
+        int tail = scale % 9;
+        if (tail) {
+            o += snprintf(out + o, sizeof out - o, "%0*llu", tail, be(raw + q, DIG2BYTES[tail]));
+            q += DIG2BYTES[tail];
+        }
+    }
+    PyObject *s = text(out, o);
+    if (!s) return NULL;
+    PyObject *d = PyObject_CallOneArg(DecimalType, s);
+    Py_DECREF(s);
+    return d;
+}
+
+static int decimal_size(int precision, int scale) {
+    int intg = precision - scale;
+    return (intg / 9) * 4 + DIG2BYTES[intg % 9] + (scale / 9) * 4 + DIG2BYTES[scale % 9];
+}
+
+static int frac_text(char *buf, int o, const unsigned char *p, int fsp) {
+    int n = (fsp + 1) / 2;
+    if (!fsp) return o;
+    unsigned long long micro = be(p, n);
+    for (int k = n; k < 3; k++) micro *= 100;
+    char digits[32];
+    snprintf(digits, sizeof digits, "%06llu", micro);
+    buf[o++] = '.';
+    memcpy(buf + o, digits, fsp);
+    return o + fsp;
+}
+
+/* One value at pos; its end in *end. NULL with an exception set on failure. */
+static PyObject *value(Ctx *c, Py_ssize_t i, Py_ssize_t pos, Py_ssize_t *end) {
+    Spec *s = &c->specs[i];
+    const unsigned char *p = c->data + pos;
+    Py_ssize_t left = c->len - pos;
+    char buf[64];
+    int n;
+    switch (s->code) {
+    case S_INT:
+        if (left < s->a) break;
+        *end = pos + s->a;
+        return read_int(p, s->a, s->b);
+    case S_FLOAT:
+        if (left < s->a) break;
+        *end = pos + s->a;
+        if (s->a == 4) {
+            float f;
+            memcpy(&f, p, 4);
+            return PyFloat_FromDouble((double)f);
+        } else {
+            double d;
+            memcpy(&d, p, 8);
+            return PyFloat_FromDouble(d);
+        }
+    case S_DECIMAL: {
+        int size = decimal_size(s->a, s->b);
+        if (left < size || size <= 0 || size > 30) break; /* 65 digits: 30 bytes */
+        *end = pos + size;
+        return read_decimal(p, size, s->a, s->b);
+    }
+    case S_DATE: {
+        if (left < 3) break;
+        unsigned long long v = le(p, 3);
+        n = snprintf(buf, sizeof buf, "%04llu-%02llu-%02llu", v >> 9, (v >> 5) & 15, v & 31);
+        *end = pos + 3;
+        return text(buf, n);
+    }
+    case S_DATETIME2: {
+        int fn = (s->a + 1) / 2;
+        if (left < 5 + fn) break;
+        long long v = (long long)be(p, 5) - 0x8000000000LL;
+        if (v < 0) break;
+        long long ymd = v >> 17, hms = v & 0x1FFFF, ym = ymd >> 5;
+        n = snprintf(buf, sizeof buf, "%04lld-%02lld-%02lld %02lld:%02lld:%02lld", ym / 13,
+                     ym % 13, ymd & 31, hms >> 12, (hms >> 6) & 63, hms & 63);
+        n = frac_text(buf, n, p + 5, s->a);
+        *end = pos + 5 + fn;
+        return text(buf, n);
+    }
+    case S_YEAR:
+        if (left < 1) break;
+        *end = pos + 1;
+        if (!p[0]) return text("0000", 4);
+        n = snprintf(buf, sizeof buf, "%04d", 1900 + p[0]);
+        return text(buf, n);
+    case S_ENUMSET:
+        if (left < s->a) break;
+        *end = pos + s->a;
+        return PyLong_FromUnsignedLongLong(le(p, s->a));
+    case S_UTF8: case S_LATIN1: case S_ASCII: case S_BYTES: {
+        if (left < s->a) break;
+        unsigned long long len = le(p, s->a);
+        if ((unsigned long long)(left - s->a) < len) break;
+        const char *str = (const char *)p + s->a;
+        *end = pos + s->a + (Py_ssize_t)len;
+        if (s->code == S_BYTES) return PyBytes_FromStringAndSize(str, (Py_ssize_t)len);
+        if (s->code == S_UTF8) return PyUnicode_DecodeUTF8(str, (Py_ssize_t)len, "strict");
+        if (s->code == S_ASCII) return PyUnicode_DecodeASCII(str, (Py_ssize_t)len, "strict");
+        for (unsigned long long k = 0; k < len; k++)
+            if ((unsigned char)str[k] >= 0x80 && (unsigned char)str[k] < 0xA0)
+                goto python; /* cp1252's characters there: the Python reader maps them */
+        return PyUnicode_DecodeLatin1(str, (Py_ssize_t)len, "strict");
+    }
+    case S_PY:
+        goto python;
+    }
+    fallback();
+    return NULL;
+python: {
+        PyObject *r = PyObject_CallFunction(PyTuple_GET_ITEM(c->readers, i), "On", c->bytes, pos);
+        if (!r) return NULL;
+        if (!PyTuple_Check(r) || PyTuple_GET_SIZE(r) != 2) {
+            Py_DECREF(r);
+            fallback();
+            return NULL;
+        }
+        PyObject *v = PyTuple_GET_ITEM(r, 0);
+        *end = PyLong_AsSsize_t(PyTuple_GET_ITEM(r, 1));
+        Py_INCREF(v);
+        Py_DECREF(r);
+        if (*end == -1 && PyErr_Occurred()) {
+            Py_DECREF(v);
+            return NULL;
+        }
+        if (*end < pos || *end > c->len) { /* read past the event, or went back */
+            Py_DECREF(v);
+            fallback();
+            return NULL;
+        }
+        return v;
+    }
+}
+
+/* One image at *pos: {column index: value}. */
+static PyObject *image(Ctx *c, PyObject *cols, Py_ssize_t nbytes, Py_ssize_t *pos) {
+    if (nbytes < 0 || nbytes < (PyTuple_GET_SIZE(cols) + 7) / 8 || c->len - *pos < nbytes) {
+        fallback();
+        return NULL;
+    }
+    const unsigned char *nulls = c->data + *pos;
+    Py_ssize_t at = *pos + nbytes, count = PyTuple_GET_SIZE(cols);
+    PyObject *d = PyDict_New();
+    if (!d) return NULL;
+    for (Py_ssize_t k = 0; k < count; k++) {
+        PyObject *key = PyTuple_GET_ITEM(cols, k);
+        Py_ssize_t i = PyLong_AsSsize_t(key);
+        PyObject *v;
+        if (i < 0 || i >= c->ncols) {
+            Py_DECREF(d);
+            fallback();
+            return NULL;
+        }
+        if (nulls[k >> 3] & (1 << (k & 7))) {
+            v = Py_None;
+            Py_INCREF(v);
+        } else {
+            v = value(c, i, at, &at);
+            if (!v) { /* whatever went wrong, the Python path says it exactly */
+                Py_DECREF(d);
+                PyErr_Clear();
+                fallback();
+                return NULL;
+            }
+        }
+        int bad = PyDict_SetItem(d, key, v);
+        Py_DECREF(v);
+        if (bad) {
+            Py_DECREF(d);
+            return NULL;
+        }
+    }
+    *pos = at;
+    return d;
+}
+
+static int unpack_present(PyObject *present, PyObject **cols, Py_ssize_t *nbytes) {
+    if (!PyTuple_Check(present)) {
+        PyErr_SetString(PyExc_TypeError, "decode_rows: an image's columns are not a tuple");
+        return -1;
+    }
+    if (!PyArg_ParseTuple(present, "O!n", &PyTuple_Type, cols, nbytes)) return -1;
+    return 0;
+}
+
+static PyObject *decode_rows(PyObject *self, PyObject *args) {
+    PyObject *bytes, *before, *after, *specs, *readers;
+    int kind;
+    if (!PyArg_ParseTuple(args, "O!iOOO!O!", &PyBytes_Type, &bytes, &kind, &before, &after,
+                          &PyTuple_Type, &specs, &PyTuple_Type, &readers))
+        return NULL;
+    Ctx c;
+    PyObject *bcols, *acols = NULL;
+    Py_ssize_t bbytes, abytes = 0;
+    if (unpack_present(before, &bcols, &bbytes)) return NULL;
+    if (kind == 1 && unpack_present(after, &acols, &abytes)) return NULL;
+    c.ncols = PyTuple_GET_SIZE(specs);
+    if (PyTuple_GET_SIZE(readers) != c.ncols) return fallback(), NULL;
+    c.data = (const unsigned char *)PyBytes_AS_STRING(bytes);
+    c.len = PyBytes_GET_SIZE(bytes);
+    c.bytes = bytes;
+    c.readers = readers;
+    c.specs = PyMem_Malloc(sizeof(Spec) * (c.ncols ? c.ncols : 1));
+    if (!c.specs) return PyErr_NoMemory();
+    for (Py_ssize_t i = 0; i < c.ncols; i++) {
+        PyObject *spec = PyTuple_GET_ITEM(specs, i);
+        if (!PyTuple_Check(spec)) {
+            PyMem_Free(c.specs);
+            PyErr_SetString(PyExc_TypeError, "decode_rows: a column spec is not a tuple");
+            return NULL;
+        }
+        if (!PyArg_ParseTuple(spec, "iii", &c.specs[i].code,
+                              &c.specs[i].a, &c.specs[i].b)) {
+            PyMem_Free(c.specs);
+            return NULL;
+        }
+        if (!spec_ok(&c.specs[i])) {
+            PyMem_Free(c.specs);
+            return fallback(), NULL;
+        }
+    }
+    PyObject *out = PyList_New(0);
+    Py_ssize_t pos = 0;
+    while (out && pos < c.len) {
+        Py_ssize_t start = pos;
+        PyObject *first = image(&c, bcols, bbytes, &pos), *second = NULL, *row;
+        if (!first) goto fail;
+        if (kind == 1) {
+            second = image(&c, acols, abytes, &pos);
+            if (!second) {
+                Py_DECREF(first);
+                goto fail;
+            }
+            row = PyTuple_Pack(2, first, second);
+            Py_DECREF(second);
+        } else if (kind == 0) {
+            row = PyTuple_Pack(2, Py_None, first);
+        } else {
+            row = PyTuple_Pack(2, first, Py_None);
+        }
+        Py_DECREF(first);
+        if (!row || PyList_Append(out, row)) {
+            Py_XDECREF(row);
+            goto fail;
+        }
+        Py_DECREF(row);
+        if (pos == start) { /* no column in any image, bytes left: the Python path says it */
+            fallback();
+            goto fail;
+        }
+    }
+    PyMem_Free(c.specs);
+    return out;
+fail:
+    PyMem_Free(c.specs);
+    Py_XDECREF(out);
+    return NULL;
+}
+
+static PyMethodDef methods[] = {
+    {"decode_rows", decode_rows, METH_VARARGS,
+     "Every row of a rows event as (before, after) images, or Fallback."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_rowc",
+                                    "Compiled row-image decoding (see rowimage.py).", -1,
+                                    methods};
+
+PyMODINIT_FUNC PyInit__rowc(void) {
+    PyObject *m = PyModule_Create(&module);
+    if (!m) return NULL;
+    PyObject *dec = PyImport_ImportModule("decimal");
+    if (!dec) return NULL;
+    DecimalType = PyObject_GetAttrString(dec, "Decimal");
+    Py_DECREF(dec);
+    if (!DecimalType) return NULL;
+    Fallback = PyErr_NewException("_rowc.Fallback", NULL, NULL);
+    if (!Fallback || PyModule_AddObject(m, "Fallback", Fallback)) return NULL;
+    Py_INCREF(Fallback);
+    return m;
+}
