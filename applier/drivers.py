@@ -25,7 +25,8 @@ Nothing is patched by importing a module: `install(patches)` patches, explicitly
 idempotently, where the binlog is read (`applier.binlog.stream.BinlogSource`,
 `library_rows`, `applier.binlog.wire.libevents.EventFactory`). `CONTRACT` lists every private
 name and signature relied on; `verify` checks them (install first, so a library that
-changed stops the applier at start naming the symbol; tests/unit/test_library_contract.py
+changed stops the applier at start naming the symbol;
+tests/unit/binlog/wire/test_library_contract.py
 without a server).
 """
 

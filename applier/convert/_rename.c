@@ -1,7 +1,7 @@
 /* Compiled renaming of row images whose columns are all mapped as they are (the
  * identity conversion): {source index: value} -> {target name: value}, for a whole list
  * of images in one call (applier.convert.mapping.TableMapping.convert_images; the Python
- * comprehension there is the reference and the fallback, tests/unit/test_plans.py).
+ * comprehension there is the reference and the fallback, tests/unit/apply/rows/test_plans.py).
  *
  * rename_images(images, names) -> list of dicts; images: list of dicts keyed by int
  * column indexes; names: tuple of target names by source index. A key is looked up as

@@ -2,7 +2,7 @@
 transactions while the daemon's thread applies the earlier ones (pymysql releases the GIL
 while it waits for the target, so the decoding runs then).
 
-Guarantees (tests/unit/test_pipeline.py, tests/integration/test_pipeline.py):
+Guarantees (tests/unit/ops/test_pipeline.py, tests/integration/test_pipeline.py):
 
   * order: one FIFO; the applier gets every transaction, heartbeat and error in the order
     the reader produced them, nothing skipped or repeated;

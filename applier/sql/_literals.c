@@ -10,7 +10,7 @@
  *   float (finite)        repr(v), with "e0" appended when it has no exponent
  *   Decimal (finite)      format(v, "f")
  *   anything else, and non-finite numbers: other(v) (the Python path, which raises
- *   pymysql's own errors). tests/unit/test_literals.py compares with pymysql's mogrify.
+ *   pymysql's own errors). tests/unit/sql/test_literals.py compares with pymysql's mogrify.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>

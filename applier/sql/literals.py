@@ -6,7 +6,7 @@ For each value the same encoder pymysql would pick is called, with the same argu
 only the dispatch is shorter: ``str``, ``None``, ``int`` and ``bytes`` are written inline
 (the text pymysql's own code for them produces), the other exact types through the
 connection's encoder table, anything else (subclasses, sequences, registered types such
-as JSON documents) through ``conn.escape`` itself. tests/unit/test_literals.py compares
+as JSON documents) through ``conn.escape`` itself. tests/unit/sql/test_literals.py compares
 the result with pymysql's own ``mogrify`` value by value.
 
 The same rendering one value at a time, without a connection (``literal``: the seed's
@@ -127,7 +127,7 @@ _LITERAL: dict[type, Callable[[Any], str]] = {
 
 def literal(v: Any) -> str:
     """The SQL literal the applier writes for `v` (what ``mogrify`` writes for a session
-    with backslash escapes and pymysql's default encoders; tests/unit/test_literals.py
+    with backslash escapes and pymysql's default encoders; tests/unit/sql/test_literals.py
     compares the two): one dict lookup for the common types, pymysql's encoder for the
     others (temporals)."""
     fn = _LITERAL.get(type(v))

@@ -28,7 +28,7 @@ from applier.mysqljson.jsondiff import JsonDiff
 from applier.mysqljson.jsondoc import JsonDoc
 from tests.integration.harness import native_mysql_replica, wait_for
 from tests.integration.test_json_mysql import _connect, _query, _start_native, _wait_native
-from tests.unit.test_payload import _Source
+from tests.unit.binlog.wire.test_payload import _Source
 
 pytestmark = pytest.mark.integration
 

@@ -6,7 +6,7 @@
  * error of its own: whenever the bytes do not decode cleanly (truncated, invalid text, a
  * Python reader raising) it raises Fallback, and the caller decodes the whole event again
  * in Python, which gives the exact value or the exact error message.
- * tests/unit/test_rowc.py compares both decoders on every type.
+ * tests/unit/binlog/rows/test_rowc.py compares both decoders on every type.
  *
  * It trusts none of its arguments: a spec outside what MySQL writes (an integer of 9
  * bytes, DECIMAL(134), DATETIME2(40), a FLOAT of 5 bytes, an unknown code), a NULL bitmap

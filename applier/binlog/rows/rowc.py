@@ -1,6 +1,7 @@
 """The compiled row-image decoder (applier/binlog/rows/_rowc.c): whether it is built, and the
 spec of each column it is given. rowimage.decode_rows uses it when it is built; the
-Python decoder in rowimage.py is its reference and fallback (tests/unit/test_rowc.py)."""
+Python decoder in rowimage.py is its reference and fallback
+(tests/unit/binlog/rows/test_rowc.py)."""
 
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ and rows events from the bytes alone, whichever way they came, so both ways give
 same result; it asks ``lib`` only for what the library reads for it (a ROTATE's file
 name, a FORMAT_DESCRIPTION, a statement's session).
 
-The fields read here, as the library reads them (tests/unit/test_fuzz_wireevent.py
+The fields read here, as the library reads them (tests/unit/binlog/wire/test_fuzz_wireevent.py
 compares them with the library's own objects):
 
   * MySQL GTID (33) / ANONYMOUS_GTID (34): flags 1, source uuid 16, GNO 8 (unsigned),

@@ -1,5 +1,5 @@
 """applier.convert.converters: the value converters of each type group, built directly
-from a source and a target SqlType (tests/unit/test_converters.py reaches them through
+from a source and a target SqlType (tests/unit/convert/test_converters.py reaches them through
 applier.convert.decide.converter, which chooses one per mode)."""
 
 from __future__ import annotations

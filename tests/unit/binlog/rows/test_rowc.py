@@ -1,6 +1,6 @@
 """The compiled row-image decoder (applier/binlog/rows/_rowc.c) against the Python one.
 
-The Python decoder is the reference (tests/unit/test_rowimage.py); the compiled one must
+The Python decoder is the reference (tests/unit/binlog/rows/test_rowimage.py); the compiled one must
 give the very same rows — same Python types, same text, same order — on every column type,
 hand the types it does not decode to the Python readers, and leave every malformed event to
 the Python path, which raises the exact error."""
@@ -15,7 +15,7 @@ import pytest
 from applier.binlog.rows import rowc
 from applier.binlog.rows import rowimage as ri
 from applier.binlog.rows.rowimage import ColumnCodec as C
-from tests.unit.test_rowimage import _decimal_bytes
+from tests.unit.binlog.rows.test_rowimage import _decimal_bytes
 
 CODECS = (
     C(ri.TINY), C(ri.TINY, unsigned=True), C(ri.SHORT), C(ri.SHORT, unsigned=True),

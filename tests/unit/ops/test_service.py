@@ -30,7 +30,7 @@ from applier.ops.service import (
     write_status,
 )
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 # A stand-in daemon named `applier` (so /proc/PID/cmdline looks like ours): it takes the
 # pid file, then waits for SIGTERM, or exits at once with the status given as argv[2].

@@ -23,7 +23,7 @@ from applier.binlog import eventtypes
 from applier.binlog.wire import gtidwire, libevents, libquery
 from applier.drivers import LibraryMismatch, Need
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[4]
 READER = "pymysqlreplication.binlogstream.BinLogStreamReader"
 CONN = "pymysql.connections.Connection"
 LIB = f"mysql-replication {metadata.version('mysql-replication')}"

@@ -20,7 +20,7 @@ from applier.binlog.rows import rowc
 from applier.binlog.rows import rowimage as ri
 from applier.binlog.tablemaps import tablemap
 from applier.core import types
-from tests.unit.test_fuzz_rows import _outcome, fuzz, python_rows, watchdog  # noqa: F401
+from tests.unit.binlog.rows.test_fuzz_rows import _outcome, fuzz, python_rows, watchdog  # noqa: F401
 
 _CODES = list(range(0, 20)) + list(range(245, 256))
 byte, word = st.integers(0, 255), st.integers(0, 65535)

@@ -22,7 +22,7 @@ from applier.config import (
 from applier.config.keys import KEYS
 from applier.errors import ConfigError, ExitStatus
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 MINIMAL = '[source]\nport = 3307\n[target]\nport = 3308\n'
 SECRET = "s3cr3t-Pa55"
 

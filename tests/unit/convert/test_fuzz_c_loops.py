@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from applier.binlog.rows import rowc
 from applier.convert import mapping
 from applier.sql import literals
-from tests.unit.test_fuzz_rows import _outcome, fuzz, watchdog  # noqa: F401 (autouse)
+from tests.unit.binlog.rows.test_fuzz_rows import _outcome, fuzz, watchdog  # noqa: F401 (autouse)
 
 _rowc, _literals, _rename = rowc._rowc, literals._literals, mapping._rename
 needs = pytest.mark.skipif(None in (_rowc, _literals, _rename),

@@ -13,7 +13,7 @@ from applier.errors import ValueNotConvertible
 from applier.mysqljson.jsonbinary import decode_json
 from applier.mysqljson.jsondoc import JsonDecimal, JsonDoc, Opaque, Temporal, Unsigned
 from applier.mysqljson.jsonsql import COLUMNS_PER_TABLE, MAX_TABLES, sql_expression
-from tests.unit.test_jsonbinary import COLUMN_OBJECT, TYPED_ARRAY
+from tests.unit.mysqljson.test_jsonbinary import COLUMN_OBJECT, TYPED_ARRAY
 
 
 def quote(s: str) -> str:

@@ -29,7 +29,7 @@ from applier.binlog.rows.rowimage import ColumnCodec as C
 from applier.binlog.wire.wireevent import WireEvent
 from applier.core.types import SourceTable
 from applier.errors import ExitStatus, ReplicationStopped
-from tests.unit.test_rowc import CODECS, _bitmap, compiled_rows, encode, python_rows
+from tests.unit.binlog.rows.test_rowc import CODECS, _bitmap, compiled_rows, encode, python_rows
 
 SCALE = int(os.environ.get("FUZZ_SCALE", "1"))
 needs_c = pytest.mark.skipif(rowc._rowc is None, reason="applier.binlog.rows._rowc is not built")

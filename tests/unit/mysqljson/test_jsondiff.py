@@ -19,7 +19,7 @@ from applier.errors import ReplicationStopped
 from applier.mysqljson import jsondiff as jd
 from applier.mysqljson.jsondoc import JsonDecimal, Opaque, Temporal
 from tests.unit import jsondiff_samples as samples
-from tests.unit.test_payload import _packed, _Source
+from tests.unit.binlog.wire.test_payload import _packed, _Source
 
 C = ri.ColumnCodec
 CODECS = [C(ri.LONG), C(ri.JSON, length_size=4), C(ri.LONG), C(ri.JSON, length_size=4)]

@@ -209,7 +209,7 @@ def test_rows_event_framing_v1_v2_and_images():
     rb = ri.parse_rows_body(ri.UPDATE_V2, body)
     assert (rb.kind, rb.table_id, rb.flags, rb.column_count) == ("update", 5, 1, 3)
     assert ri.decode_rows(rb, codecs) == [({0: 7, 1: "ab", 2: None}, {0: 7, 1: "z"})]
-    # a partial update (event 39) is framed like update v2 (tests/unit/test_jsondiff.py)
+    # a partial update (event 39) is framed like update v2 (tests/unit/mysqljson/test_jsondiff.py)
     partial = ri.parse_rows_body(ri.PARTIAL_UPDATE, body)
     assert (partial.kind, partial.partial, partial.rows) == ("update", True, rb.rows)
     assert not rb.partial

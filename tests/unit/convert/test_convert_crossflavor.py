@@ -1,5 +1,5 @@
 """applier.convert.crossflavor called directly: which pairs are its conversions, and its
-converters (tests/unit/test_crossflavor.py covers them as applier.convert.decide chooses
+converters (tests/unit/convert/test_crossflavor.py covers them as applier.convert.decide chooses
 them, per mode)."""
 
 from __future__ import annotations

@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 from applier.binlog import eventtypes as et
 from applier.binlog.wire import libevents, wireevent
 from applier.binlog.wire.wireevent import WireEventError
+from tests.unit.binlog.rows.test_fuzz_rows import fuzz, watchdog  # noqa: F401
 from tests.unit.libctl import LibraryCtl
-from tests.unit.test_fuzz_rows import fuzz, watchdog  # noqa: F401
 
 
 def _event(type_code: int, body: bytes, checksum: bool = True, server_id: int = 7,

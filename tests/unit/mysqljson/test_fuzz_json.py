@@ -2,7 +2,7 @@
 transaction carry (hypothesis): applier.mysqljson.jsonbinary (binary JSON, and the text of
 what it decodes), applier.mysqljson.jsondiff (diff lists, paths, the partial bits) and
 applier.binlog.wire.payload (TRANSACTION_PAYLOAD bodies, MariaDB compressed events), on bytes
-MySQL wrote (tests/unit/test_jsonbinary.py, payload_samples.py) with bytes flipped, cut
+MySQL wrote (tests/unit/mysqljson/test_jsonbinary.py, payload_samples.py) with bytes flipped, cut
 or appended, and on raw bytes.
 
 The property: each decodes or raises its own error (a ValueError subclass the assembler
@@ -23,8 +23,8 @@ from applier.mysqljson import jsondiff
 from applier.mysqljson.jsonbinary import JsonBinaryError, decode_json
 from applier.mysqljson.jsondiff import JsonDiffError
 from tests.unit import payload_samples
-from tests.unit.test_fuzz_rows import fuzz, watchdog  # noqa: F401 (an autouse fixture)
-from tests.unit.test_jsonbinary import CAPTURED
+from tests.unit.binlog.rows.test_fuzz_rows import fuzz, watchdog  # noqa: F401 (an autouse fixture)
+from tests.unit.mysqljson.test_jsonbinary import CAPTURED
 
 SEEDS = [bytes.fromhex(hexed) for hexed, _ in CAPTURED]
 JSON_ERRORS = (JsonBinaryError, DecimalError)
