@@ -44,6 +44,16 @@ DOORS = {
 }
 GUARDED = ("applier.apply", "applier.ops")
 
+# inside a folder, its rooms (sub-folders or top modules) in order, lowest first: a room
+# may import only from itself and the rooms before it. apply/: the target session, then
+# DDL, then row statements (plans), then transactions; binlog/: the vocabulary of events,
+# row images, table maps, wire bytes, then the assembler and the stream that use them all
+ROOMS = {
+    "applier.apply": ("target", "ddl", "rows", "transactions"),
+    "applier.binlog": ("queryvars", "events", "eventtypes", "redact", "rows", "tablemaps",
+                       "wire", "assembler", "stream"),
+}
+
 
 def rank(module: str) -> int:
     for i, names in enumerate(LAYERS):
@@ -123,6 +133,30 @@ def upward(graph: dict[str, set[str]]) -> list[str]:
                   if rank(d) > rank(m))
 
 
+def room_of(module: str) -> tuple[str, int] | None:
+    """(folder, the room's rank in ROOMS) of a module inside a folder with rooms."""
+    for folder, rooms in ROOMS.items():
+        if module.startswith(folder + "."):
+            name = module[len(folder) + 1:].split(".")[0]
+            if name not in rooms:
+                raise KeyError(f"{module} is in no room of {folder}: add it to "
+                               f"applier/layers.py ROOMS")
+            return folder, rooms.index(name)
+    return None
+
+
+def rooms_upward(graph: dict[str, set[str]]) -> list[str]:
+    """Imports inside apply/ or binlog/ from a later room than the importer's."""
+    found = []
+    for m, deps in graph.items():
+        mine = room_of(m)
+        for d in deps:
+            theirs = room_of(d)
+            if mine and theirs and mine[0] == theirs[0] and theirs[1] > mine[1]:
+                found.append(f"{m} imports {d}, a later room")
+    return sorted(found)
+
+
 def internals(graph: dict[str, set[str]]) -> list[str]:
     """Imports by seed/ or reconcile/ of an apply/ or ops/ module that is not one of their
     DOORS."""
@@ -143,7 +177,8 @@ def internals(graph: dict[str, set[str]]) -> list[str]:
 def main() -> int:
     root = Path(__file__).resolve().parents[1]
     graph = imports(root)
-    problems = [" <-> ".join(c) for c in cycles(graph)] + upward(graph) + internals(graph)
+    problems = ([" <-> ".join(c) for c in cycles(graph)] + upward(graph) + internals(graph)
+                + rooms_upward(graph))
     for layer, names in enumerate(LAYERS):
         print(f"layer {layer}: {', '.join(names)}")
     print(f"{len(graph)} modules, {sum(map(len, graph.values()))} imports")

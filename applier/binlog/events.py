@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from applier.binlog.wire.queryvars import QueryVars
+from applier.binlog.queryvars import QueryVars
 from applier.core.position import Position  # noqa: F401 (a Transaction's end)
 from applier.core.types import SourceTable
 
@@ -42,7 +42,7 @@ class QuerySession:
     collation_connection: int | None = None
     collation_server: int | None = None
     when: int | None = None  # the event's timestamp (unix seconds): the statement's NOW()
-    vars: QueryVars | None = None  # every status variable (applier.binlog.wire.queryvars)
+    vars: QueryVars | None = None  # every status variable (applier.binlog.queryvars)
     vars_error: str | None = None  # why the status variables could not be read
 
 

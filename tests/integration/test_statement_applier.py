@@ -13,7 +13,7 @@ import pytest
 
 from applier.apply.ddl.statement import StatementApplier
 from applier.binlog.events import QuerySession, Statement
-from applier.binlog.wire.queryvars import QueryVars
+from applier.binlog.queryvars import QueryVars
 from applier.connection.factory import connect
 from applier.core.position import Position
 from applier.errors import ReplicationStopped

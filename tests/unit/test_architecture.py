@@ -89,3 +89,16 @@ def test_architecture_page_names_only_files_that_exist():
         if not ok:
             missing.append(ref)
     assert missing == [], f"docs/architecture.md names what does not exist: {missing}"
+
+
+def test_inside_apply_and_binlog_rooms_import_only_earlier_rooms(graph):
+    for module in graph:
+        layers.room_of(module)  # every module of apply/ and binlog/ is in a room
+    assert layers.rooms_upward(graph) == []
+
+
+def test_a_later_room_is_named_when_imported():
+    graph = {"applier.apply.rows.plans": {"applier.apply.transactions.transaction"},
+             "applier.apply.transactions.transaction": {"applier.apply.rows.plans"}}
+    assert layers.rooms_upward(graph) == [
+        "applier.apply.rows.plans imports applier.apply.transactions.transaction, a later room"]

@@ -4,7 +4,7 @@ event's status variables as a server's replica sets them, and the apply session 
 afterwards (rows are applied in the same target session: UTC, the strict sql_mode,
 foreign and unique checks on; applier.connection.factory).
 
-Set for the statement (applier.binlog.wire.queryvars reads them from the event): the default
+Set for the statement (applier.binlog.queryvars reads them from the event): the default
 database; sql_mode; character_set_client, collation_connection, collation_server;
 time_zone (when the statement used it); the statement's time (SET TIMESTAMP = the
 event's seconds and, when it carries them, microseconds: NOW() and CURRENT_TIMESTAMP
@@ -25,7 +25,7 @@ import re
 
 from applier.apply.target.session import error_code
 from applier.binlog.events import QuerySession, Statement
-from applier.binlog.wire.queryvars import OPTION_AUTO_IS_NULL, QueryVars
+from applier.binlog.queryvars import OPTION_AUTO_IS_NULL, QueryVars
 from applier.core import charsets
 from applier.errors import ReplicationStopped
 from applier.server_codes import UNKNOWN_DATABASE

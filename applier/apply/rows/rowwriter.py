@@ -9,7 +9,7 @@ max_allowed_packet is halved until it fits (a single row that does not fit stops
 
 Statements go through the Executor (applier.apply.target.executor): a set-based statement is
 sent ahead and its result read before the next one (applier.apply.target.inflight); its count
-is checked then, in its own error context (applier.apply.transactions.errorcontext). An ENUM's error
+is checked then, in its own error context (applier.apply.target.errorcontext). An ENUM's error
 value refused by the strict session is written as a server's replica writes it
 (applier.apply.rows.enumvalue). The transaction around it, its checkpoint and commit are
 applier.apply.transactions.transaction's.
@@ -24,9 +24,9 @@ from collections.abc import Callable
 from applier.apply.rows import batching, enumvalue, sqlbuild
 from applier.apply.rows.batching import BATCH_ROWS
 from applier.apply.rows.plans import TablePlan
+from applier.apply.target.errorcontext import ErrorContext, show
 from applier.apply.target.executor import Executor
 from applier.apply.target.session import check_packet, error_code
-from applier.apply.transactions.errorcontext import ErrorContext, show
 from applier.binlog.events import Transaction
 from applier.convert.rows import ConvertedRows
 from applier.mysqljson import jsondiffsql

@@ -9,7 +9,7 @@ once more.
 What is apart: the plans (applier.apply.rows.plancache: per table map, built once, dropped when
 the target table changes), the target session (applier.apply.target.executor: everything is sent
 through an Executor, never a cursor) and the context an error is named with
-(applier.apply.transactions.errorcontext: the event, its table, the position).
+(applier.apply.target.errorcontext: the event, its table, the position).
 """
 
 from __future__ import annotations
@@ -28,12 +28,12 @@ from applier.apply.rows.plans import TablePlan
 from applier.apply.rows.rowwriter import RowWriter
 from applier.apply.rows.sourcetypes import ReadDeclared, SourceTypes
 from applier.apply.target import versioning
+from applier.apply.target.errorcontext import ErrorContext
 from applier.apply.target.executor import Executor, SessionExecutor
 from applier.apply.target.inflight import PIPELINE_DEPTH, must_succeed
 from applier.apply.target.schema import SchemaCache, foreign_keys_or_triggers
 from applier.apply.target.sessionchecks import SessionChecks
 from applier.apply.transactions import groupmerge
-from applier.apply.transactions.errorcontext import ErrorContext
 from applier.apply.transactions.keptgtids import KeptGtids
 from applier.apply.transactions.writeset import WriteSets
 from applier.binlog.events import RowChange, Statement, Transaction

@@ -23,8 +23,8 @@ The library builds this class for QUERY events once `applier.drivers.install` ap
 from __future__ import annotations
 
 from applier import drivers
+from applier.binlog import queryvars
 from applier.binlog.events import QuerySession
-from applier.binlog.wire import queryvars
 from applier.core import charsets
 
 _POST_HEADER = 13  # QUERY event post-header length (thread id, time, db len, error, vars len)

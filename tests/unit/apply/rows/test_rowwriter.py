@@ -7,8 +7,8 @@ import pytest
 
 from applier.apply.rows.plans import TablePlan
 from applier.apply.rows.rowwriter import RowWriter
+from applier.apply.target.errorcontext import ErrorContext
 from applier.apply.target.session import PacketTooLarge
-from applier.apply.transactions.errorcontext import ErrorContext
 from applier.convert.mapping import build_mapping
 from applier.convert.rows import convert_rows
 from applier.core.conversions import Mode

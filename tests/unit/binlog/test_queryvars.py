@@ -1,4 +1,4 @@
-"""Status variables of QUERY events (applier.binlog.wire.queryvars) and the SET the target
+"""Status variables of QUERY events (applier.binlog.queryvars) and the SET the target
 session gets from them (applier.apply.ddl.source_session.source_session_settings). The
 blocks are bytes captured from MySQL 9.7 and MariaDB 10.11 sources (ALTER TABLE after SET
 time_zone = '+05:00', an ADD COLUMN ... DEFAULT CURRENT_TIMESTAMP(6), a CREATE TABLE after SET
@@ -11,7 +11,7 @@ import pytest
 
 from applier.apply.ddl.source_session import executable, source_session_settings
 from applier.binlog.events import QuerySession
-from applier.binlog.wire.queryvars import QueryVarsError, decode, status_block
+from applier.binlog.queryvars import QueryVarsError, decode, status_block
 
 MYSQL_TZ = bytes.fromhex(
     "0000000000012000a04500000000060373746404ff00ff00ff0005062b30353a30300c0163617000"

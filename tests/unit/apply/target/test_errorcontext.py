@@ -1,4 +1,4 @@
-"""What an error names (applier.apply.transactions.errorcontext): the rows event and its table, the
+"""What an error names (applier.apply.target.errorcontext): the rows event and its table, the
 statement, the position; a statement answered later is named in its own context."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import logging
 import pytest
 
 from applier.apply.rows.lookup import plan_lookup
+from applier.apply.target.errorcontext import ErrorContext, show
 from applier.apply.target.session import PacketTooLarge
-from applier.apply.transactions.errorcontext import ErrorContext, show
 from applier.core.position import Position
 from applier.errors import RowNotFound
 from tests.unit.recording import TARGET
