@@ -119,8 +119,9 @@ def bring_forward(source_cfg, server_id: int, tgt_conn, store: SeedStore, run_id
     with BinlogSource(source_cfg, server_id, Position(start.log_file, start.log_pos),
                       blocking=False, table_filter=lambda s, t: (s, t) in copied) as stream:
         for txn in stream:
-            if txn.streamed:  # read it whole: its end decides whether it is replayed
-                txn.changes = list(txn.changes)
+            if txn.streamed:  # read it whole (its end is final once read): the end decides
+                changes = list(txn.changes)  # whether it is replayed; a new Transaction
+                txn = Transaction(txn.end, changes, timestamp=txn.timestamp, streamed=True)
             if txn.end > point:
                 break
             applier.apply(filter_changes(txn, done))
