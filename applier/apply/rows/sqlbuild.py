@@ -17,7 +17,7 @@ from typing import Any
 
 from applier.mysqljson import jsondiffsql
 from applier.mysqljson.jsondiff import JsonDiff
-from applier.sql.names import ident, qualified, quote  # noqa: F401 (sqlbuild.X names them)
+from applier.sql.names import ident, qualified
 
 # -- text only (bound later) ------------------------------------------------------------
 

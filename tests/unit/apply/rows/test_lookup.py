@@ -5,6 +5,7 @@ import pytest
 from applier.apply.rows import lookup, sqlbuild
 from applier.core.types import Column, Index, SqlType, TableDef
 from applier.errors import ReplicationStopped
+from applier.sql import names
 
 INT = SqlType("int")
 VARCHAR = SqlType("varchar", length=10, charset="utf8mb4")
@@ -108,4 +109,4 @@ def test_batched_delete_by_other_keys_ors_the_one_row_condition():
 
 
 def test_identifiers_are_quoted():
-    assert sqlbuild.qualified("my`db", "t t") == "`my``db`.`t t`"
+    assert names.qualified("my`db", "t t") == "`my``db`.`t t`"
