@@ -82,7 +82,9 @@ def test_frequent_events_from_their_bytes_the_same_as_the_librarys(source_db, wr
     from_bytes = [e for e in fast[1:] if e.lib is None]
     assert {e.type_code for e in from_bytes} >= {et.TABLE_MAP, et.XID, *(
         {et.MARIADB_GTID} if flavor == "mariadb" else {et.GTID})}
-    assert sum(e.type_code in et.ROWS for e in from_bytes) == 6  # 3 inserts, 3 updates
+    # 3 inserts and 3 updates of this test; the source is shared, so other tests' rows
+    # events may follow in the same binlog
+    assert sum(e.type_code in et.ROWS for e in from_bytes) >= 6
     assert all(e.mariadb is (flavor == "mariadb") for e in from_bytes)
     assert reader.by_library == sum(e.lib is not None for e in fast) < len(fast) - 10
     ddl = [e for e in fast if e.type_code == et.QUERY and b"ALTER TABLE" in e.body]
