@@ -21,12 +21,11 @@ pytestmark = pytest.mark.integration
 SERVER_ID = 4246
 
 
-def _stream(db, start, flavor: str, follower: bool = True) -> BinLogStreamReader:
+def _stream(db, start, flavor: str) -> BinLogStreamReader:
     def connection(**kwargs):
         if kwargs.get("db") == "information_schema":  # the control connection
             conn = pymysql.connect(**kwargs)
-            if follower:
-                conn.binlog_checksums = checksum.ChecksumFollower(checksum.CRC32)
+            conn.binlog_checksums = checksum.ChecksumFollower(checksum.CRC32)
             setattr(conn, libevents.READS_EVENTS, True)
             return conn
         conn = drivers.PushbackConnection(**kwargs)
@@ -42,8 +41,8 @@ def _stream(db, start, flavor: str, follower: bool = True) -> BinLogStreamReader
         freeze_schema=False, enable_logging=False, pymysql_wrapper=connection)
 
 
-def _events(db, start, flavor, fast=wireevent.FAST, follower=True):
-    stream = _stream(db, start, flavor, follower)
+def _events(db, start, flavor, fast=wireevent.FAST):
+    stream = _stream(db, start, flavor)
     try:
         reader = EventReader(stream, fast)
         events = []
@@ -90,10 +89,3 @@ def test_frequent_events_from_their_bytes_the_same_as_the_librarys(source_db, wr
     ddl = [e for e in fast if e.type_code == et.QUERY and b"ALTER TABLE" in e.body]
     assert len(ddl) == 1 and ddl[0].lib is not None  # not BEGIN: the library's
     assert reader.opened and reader.mariadb is (flavor == "mariadb")
-
-
-def test_a_stream_without_the_checksum_follower_is_read_by_the_library(source_db,
-                                                                       written, flavor):
-    events, reader = _events(source_db, written, flavor, follower=False)
-    assert events and all(e.lib is not None for e in events)
-    assert reader.by_library == len(events) and reader.checksums is None
