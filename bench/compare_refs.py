@@ -43,6 +43,9 @@ def checkout(ref: str, base: Path) -> Path:
 
 def run_one(tree: Path, bench: str, flavor: str, extra: list[str]) -> tuple[float, float, str]:
     env = dict(os.environ, PYTHONPATH=str(tree))
+    chroot = REPO / ".mysql-chroot"  # MySQL runs from this checkout's chroot (scripts/setup)
+    if "APPLIER_MYSQL_CHROOT" not in env and chroot.exists():
+        env["APPLIER_MYSQL_CHROOT"] = str(chroot.resolve())
     out = subprocess.run([sys.executable, "-m", f"bench.{bench}", "--flavor", flavor, *extra],
                          cwd=tree, env=env, capture_output=True, text=True)
     if out.returncode != 0:
