@@ -84,13 +84,8 @@ class SourceSettings:
 # -- plain queries ----------------------------------------------------------------------
 
 
-def _connect(cfg: ServerConfig) -> pymysql.Connection:
-    """A plain connection to the source (applier.connection.factory)."""
-    return connect(cfg, side="source")
-
-
 def read_settings(cfg: ServerConfig) -> SourceSettings:
-    conn = _connect(cfg)
+    conn = connect(cfg, side="source")
     try:
         with conn.cursor() as cur:
             cur.execute("SHOW GLOBAL VARIABLES WHERE Variable_name IN ('log_bin', "
