@@ -20,6 +20,7 @@ from reconcile import (
     chunking,
     hashing,
     jdbc,
+    jdbcprobe,
     logsafe,
     narrow,
     positions,
@@ -191,6 +192,9 @@ def _context(config: Config, session: LazySpark, src, tgt, hash_name: str) -> Co
         lambda: positions.replica_position(tgt, rep.checkpoint_table, rep.server_id,
                                            rep.channel),
         config.reconcile.catch_up_timeout)
+    session.on_start = lambda spark: [
+        jdbcprobe.probe(spark, j, server, side) for j, server, side in
+        ((sides.source, config.source, SOURCE), (sides.target, config.target, TARGET))]
     return Context(config, session, src, tgt, sides, Mode.parse(rep.type_conversions),
                    hash_name)
 
@@ -229,9 +233,9 @@ def run(config: Config, *, tables: tuple[str, ...] | None = None,
         algo = hashing.common(kinds["source"], kinds["replica"])
         servers["hash"] = algo.name
         session = LazySpark(master, jar)
+        ctx = _context(config, session, src, tgt, algo.name)
         if session.wanted:
             session.get()
-        ctx = _context(config, session, src, tgt, algo.name)
         pos = {"source_at_start": str(positions.source_position(src)),
                "replica_at_start": _opt(ctx.sides.replica_position())}
         chosen, unmatched = select_tables(src, config, tables)

@@ -14,7 +14,9 @@ import re
 
 QUIET = ("py4j", "pyspark")  # their DEBUG/INFO output is protocol traffic
 _secrets: set[str] = set()
-_PAIR = re.compile(r"(?i)(password\w*\s*[=:]\s*)[^&;,\s'\"]+")
+# `password=x`, `password: x`, but not the server's own "(using password: YES)", which
+# says whether a password was sent, never what it is
+_PAIR = re.compile(r"(?i)(?<!using )(password\w*\s*[=:]\s*)[^&;,\s'\"]+")
 
 
 def register(*secrets: str | None) -> None:

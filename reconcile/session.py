@@ -68,10 +68,23 @@ class LazySpark:
         self.master, self.jar = master, jar
         self._spark = None
         self.wanted = bool(master) or under_spark_submit()
+        self.on_start = None  # (spark) -> None, run once when the session starts
+        self._failed: BaseException | None = None
 
     def get(self):
+        """The session; the error of `on_start` (a server Spark cannot reach) on every
+        call once it failed."""
+        if self._failed is not None:
+            raise self._failed
         if self._spark is None:
-            self._spark = spark_session(self.master, self.jar)
+            spark = spark_session(self.master, self.jar)
+            if self.on_start is not None:
+                try:
+                    self.on_start(spark)
+                except Exception as exc:
+                    self._failed = exc
+                    raise
+            self._spark = spark
         return self._spark
 
     @property

@@ -48,7 +48,8 @@ def connect_failure(exc: BaseException, cfg: ServerConfig,
     if any(c in text for c in _UNKNOWN_HOST):
         return ConnectRefused(f"{where}: unknown host ({text}) — correct {key}host",
                               2005)
-    return ConnectError(f"cannot connect to {where}: {text}")
+    return ConnectError(f"cannot connect to {where}: {text} — check that the server is"
+                        f" running and reachable from here at {key}host and port")
 
 
 def no_replication_grant(cfg: ServerConfig, exc: BaseException) -> ReplicationStopped:

@@ -149,6 +149,10 @@ def test_item_kinds():
 def test_secrets_never_reach_a_log_line():
     logsafe.register("hunter2-xyz", "", None)
     assert logsafe.scrub("user=a&password=p4ss;x hunter2-xyz") == "user=a&password=***;x ***"
+    # the server's "(using password: YES)" says whether one was sent: kept intact
+    denied = "Access denied for user 'u'@'h' (using password: YES)"
+    assert logsafe.scrub(f"[source] u@h:1: login refused ({denied})") == \
+        f"[source] u@h:1: login refused ({denied})"
     record = logging.LogRecord("py4j.clientserver", logging.DEBUG, __file__, 1,
                                "Command to send: %s", ("jdbc\npassword\nhunter2-xyz",), None)
     try:
