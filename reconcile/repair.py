@@ -7,9 +7,16 @@ copy, matching every compared column NULL-safely. Pure.
 
 The file is data, never code, whatever the names and values of the source hold:
 - every identifier is backtick-quoted with backticks doubled (applier.sql.names.quote);
-- every string and binary value is a hex literal (`_utf8mb4 X'..'`, `X'..'`), so no value
-  depends on backslash escaping (NO_BACKSLASH_ESCAPES or not) or can end a string; numbers
-  are digits (applier.sql.literals.escape_free_literal);
+- a string that is valid text in its column's character set is a quoted literal a person
+  can read, `_utf8mb4'it''s'`, written so that it means the same under every sql_mode:
+  single quotes only (ANSI_QUOTES makes `"` an identifier quote), a quote doubled (never
+  backslash-escaped), and no backslash or control character inside the quotes at all
+  (with or without NO_BACKSLASH_ESCAPES a backslash would mean different things): a run of
+  those is a hex literal of its own, joined by CONCAT, e.g.
+  `CONCAT(_utf8mb4'a', _utf8mb4 X'5c0a', _utf8mb4'b')` for "a\\<newline>b". Binary values,
+  text invalid in its column's character set (or not UTF-8) and long values are hex
+  literals (`X'..'`, `_utf8mb4 X'..'`); numbers are digits
+  (applier.sql.literals.escape_free_literal);
 - comments hold only characters that cannot end or escape them (any other is %XX);
 - it starts with the session settings it relies on (sql_mode: the applier's own plus
   NO_BACKSLASH_ESCAPES; utf8mb4; UTC) and runs in one transaction;
@@ -24,6 +31,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
+from applier.core import charsets
 from applier.core.types import SqlType
 from applier.errors import ValueNotConvertible
 from applier.sql.literals import escape_free_literal, hex_literal
@@ -54,11 +62,55 @@ def _is_json(t: SqlType | None) -> bool:
     return t is not None and t.name == "json"
 
 
+# inside quotes only what reads the same under every sql_mode and survives editors and
+# terminals: no backslash, no C0/C1 control character (NUL, newline, CR, tab ...), no DEL,
+# no line/paragraph separator, no lone surrogate
+_HEXED = re.compile(r"[\\\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]+")
+
+
+def text_literal(text: str) -> str:
+    """`_utf8mb4'...'` with quotes doubled; the characters _HEXED matches as
+    `_utf8mb4 X'..'` pieces, all joined by CONCAT (see the module's note)."""
+    parts, at = [], 0
+    for m in _HEXED.finditer(text):
+        if m.start() > at:
+            parts.append("_utf8mb4'" + text[at:m.start()].replace("'", "''") + "'")
+        parts.append(hex_literal(m.group().encode("utf-8", "surrogatepass"), "utf8mb4"))
+        at = m.end()
+    if at < len(text) or not parts:
+        parts.append("_utf8mb4'" + text[at:].replace("'", "''") + "'")
+    return parts[0] if len(parts) == 1 else f"CONCAT({', '.join(parts)})"
+
+
+def _readable(v, t: SqlType | None) -> str | None:
+    """The text of a string value that may be written as a quoted literal: valid
+    UTF-8 (the file's encoding) and valid in the column's character set; None for binary
+    values and columns, and text the column cannot hold (those stay hex)."""
+    if _is_json(t) and isinstance(v, bytes):
+        try:
+            v = v.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+    if not isinstance(v, str) or (t is not None and t.charset == "binary"):
+        return None
+    try:
+        v.encode("utf-8")
+        if t is not None and t.charset:
+            charsets.encode(t.charset, v)
+    except (UnicodeEncodeError, LookupError):
+        return None
+    return v
+
+
 def literal(v, t: SqlType | None = None) -> str:
     """A MySQL literal for a normalized value (t: the column's type on the replica):
-    applier.sql.literals.escape_free_literal (JSON read as its text's bytes)."""
+    text_literal for text valid in the column's character set, otherwise
+    applier.sql.literals.escape_free_literal (hex; JSON read as its text's bytes)."""
     if isinstance(v, Unconvertible):
         raise NoLiteral(str(v))
+    text = _readable(v, t)
+    if text is not None:
+        return text_literal(text)
     try:
         return escape_free_literal(v, text=_is_json(t))
     except ValueNotConvertible:
@@ -171,7 +223,9 @@ SET time_zone = '+00:00';
 -- repair.sql written by reconcile run at {at}. NOT executed.
 -- Review it, then run it on the REPLICA ({target}), e.g.
 --   mariadb -h HOST -P PORT -u USER -p < repair.sql
--- Values are those of the source, converted by the rules of the applier, as hex literals.
+-- Values are those of the source, converted by the rules of the applier: text as quoted
+-- literals (quotes doubled; backslashes and control characters as hex pieces joined by
+-- CONCAT, so the file means the same under any sql_mode), binary values in hex.
 -- Run it while the applier is stopped or caught up: a row the source changes meanwhile is
 -- replicated over it anyway. One transaction: an error leaves the replica as it was.
 START TRANSACTION;

@@ -167,6 +167,6 @@ def render_html(report: RunReport) -> str:
 def write(report: RunReport, folder: Path, repair_sql: str) -> None:
     (folder / "report.json").write_text(json.dumps(report.to_dict(), indent=2, default=str)
                                         + "\n")
-    (folder / "report.html").write_text(render_html(report))
-    (folder / "repair.sql").write_text(repair_sql)
+    (folder / "report.html").write_text(render_html(report), encoding="utf-8")
+    (folder / "repair.sql").write_text(repair_sql, encoding="utf-8")
     log.info("report written to %s", folder)

@@ -142,11 +142,11 @@ def test_repair_statements():
     (mism,) = diff_group((2,), [(2, "a")], [(2, "b")], ["id", "s"])
     (extra,) = diff_group((3,), [], [(3, None)], ["id", "s"])
     lines = repair.repair_lines(plan, [missing, mism, extra])
-    assert lines == ["REPLACE INTO `db`.`t` (`id`, `s`) VALUES (1, _utf8mb4 X'69742773');",
-                     "UPDATE `db`.`t` SET `s` = _utf8mb4 X'61' WHERE `id` = 2;",
+    assert lines == ["REPLACE INTO `db`.`t` (`id`, `s`) VALUES (1, _utf8mb4'it''s');",
+                     "UPDATE `db`.`t` SET `s` = _utf8mb4'a' WHERE `id` = 2;",
                      "DELETE FROM `db`.`t` WHERE `id` = 3;"]
     assert repair.literal(b"\x00\xff") == "X'00ff'" and repair.literal(None) == "NULL"
-    assert repair.literal(b"") == "X''" and repair.literal("") == "_utf8mb4 X''"
+    assert repair.literal(b"") == "X''" and repair.literal("") == "_utf8mb4''"
 
 
 def test_positions_compare_by_file_number_then_offset():

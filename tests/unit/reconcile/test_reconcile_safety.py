@@ -46,21 +46,36 @@ def test_repair_file_is_data_whatever_the_names_and_values():
     lines = text.splitlines()
     assert lines[0] == f"SET sql_mode = '{repair.SQL_MODE}';"
     assert "NO_BACKSLASH_ESCAPES" in lines[0] and "STRICT_ALL_TABLES" in lines[0]
-    assert payload not in text and "CREATE DATABASE" not in text
+    # inside one quoted literal: its quotes doubled, its backslash a hex piece of its own
+    quoted = "CONCAT(_utf8mb4 X'5c', _utf8mb4'''); CREATE DATABASE x; -- ')"
+    assert f"VALUES (1, {quoted});" in text and f"SET `c``x` = {quoted} WHERE" in text
+    assert [ln for ln in lines if "CREATE DATABASE" in ln and quoted not in ln] == []
     assert [ln for ln in lines if "DROP" in ln] == ["-- Review it, then run it on the REPLICA"
                                                     " (u@h:1%0ADROP), e.g."]
     for line in lines:
         if line.startswith("--"):
             assert not set(line) & set("\\'`"), line
     assert "`db`.`r\n\\! touch FILE\nSELECT 'INJECTED';\n#`" in text  # quoted identifier
-    assert "`c``x`" in text and f"_utf8mb4 X'{payload.encode().hex()}'" in text
+    assert "`c``x`" in text
     assert lines[-1] == "COMMIT;" and "START TRANSACTION;" in lines
 
 
-def test_literals_are_hex_or_digits():
-    assert repair.literal("it's") == "_utf8mb4 X'69742773'"
+def test_text_is_quoted_and_readable_binary_and_invalid_text_is_hex():
+    assert repair.literal("it's") == "_utf8mb4'it''s'"
+    assert repair.literal('é😀 "x" `y`') == """_utf8mb4'é😀 "x" `y`'"""
+    # no backslash or control character inside quotes: hex pieces, joined by CONCAT
+    assert repair.literal("a\\b\nc\x00") == ("CONCAT(_utf8mb4'a', _utf8mb4 X'5c', _utf8mb4'b', "
+                                            "_utf8mb4 X'0a', _utf8mb4'c', _utf8mb4 X'00')")
+    assert repair.literal("\\\r\t\u2028") == "_utf8mb4 X'5c0d09e280a8'"
+    latin1 = SqlType("varchar", length=9, charset="latin1")
+    assert repair.literal("café", latin1) == "_utf8mb4'café'"
+    assert repair.literal("😀", latin1) == "_utf8mb4 X'f09f9880'"  # not latin1 text
+    assert repair.literal("\ud800") == "_utf8mb4 X'eda080'"  # not UTF-8
+    blob = SqlType("varbinary", length=9, charset="binary")
+    assert repair.literal(b"ab", blob) == "X'6162'"
     assert repair.literal(b"\x00'") == "X'0027'" and repair.literal(b"") == "X''"
-    assert repair.literal(b'{"a": 1}', SqlType("json")) == "_utf8mb4 X'7b2261223a20317d'"
+    assert repair.literal(b'{"a": 1}', SqlType("json")) == """_utf8mb4'{"a": 1}'"""
+    assert repair.literal(b'"\xff"', SqlType("json")) == "_utf8mb4 X'22ff22'"
     assert repair.literal(Decimal("1E+2")) == "100"
     assert repair.literal(Decimal("0E-30")) == "0." + "0" * 30
     assert repair.literal(True) == "1" and repair.literal(-0.5) == "-0.5"
