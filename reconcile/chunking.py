@@ -68,6 +68,16 @@ def integer_bounds(lo: int, hi: int, rows: int, chunk_rows: int) -> list[Boundar
     return [(str(b),) for b in range(lo + width, hi + 1, width)]
 
 
+def row_estimate(conn, plan: ComparePlan) -> int:
+    """The server's estimate of the source table's rows (TABLE_ROWS; 0 when unknown), for
+    progress and ETA only."""
+    with conn.cursor() as cur:
+        cur.execute("SELECT TABLE_ROWS FROM information_schema.TABLES"
+                    " WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s", (plan.schema, plan.table))
+        row = cur.fetchone()
+    return int(row[0] or 0) if row else 0
+
+
 def compute_bounds(conn, plan: ComparePlan, chunk_rows: int) -> list[Boundary]:
     """Chunk boundaries read from the source (empty: one chunk)."""
     if not plan.chunkable:

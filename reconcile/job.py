@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from applier.apply.target.schema import list_tables, read_table
 from applier.config import Config, ServerConfig
@@ -33,6 +33,7 @@ from reconcile.objects import compared_objects
 from reconcile.plan import SOURCE, TARGET, ComparePlan, build_plan
 from reconcile.progress import RunProgress
 from reconcile.session import LazySpark, spark_session  # noqa: F401 - tests start theirs with it
+from reconcile.throttle import Throttle, from_config
 from reconcile.verify import Sides, readers, recheck
 
 log = logging.getLogger(__name__)
@@ -77,6 +78,8 @@ class Context:
     sides: Sides
     mode: Mode
     hash_name: str = "sha256"
+    throttle: Throttle = field(default_factory=lambda: Throttle(None, None))
+    progress: RunProgress = field(default_factory=lambda: RunProgress(quiet=True))
 
     @property
     def spark(self):
@@ -92,6 +95,7 @@ class Prepared:
     sp: list[str]  # chunk predicates, source
     tp: list[str]  # the same, replica
     seconds: float  # spent so far
+    estimate: int = 0  # the source's rows, as the server estimates them (progress)
 
 
 def prepare_table(ctx: Context, schema: str, table: str) -> Prepared | report.TableReport:
@@ -109,12 +113,32 @@ def prepare_table(ctx: Context, schema: str, table: str) -> Prepared | report.Ta
     bounds = chunking.compute_bounds(ctx.src, plan, ctx.config.reconcile.chunk_rows)
     sp = chunking.predicates(plan.key_columns(SOURCE), bounds) if plan.key else ["1=1"]
     tp = chunking.predicates(plan.key_columns(TARGET), bounds) if plan.key else ["1=1"]
-    return Prepared(plan, bounds, sp, tp, time.monotonic() - start)
+    return Prepared(plan, bounds, sp, tp, time.monotonic() - start,
+                    chunking.row_estimate(ctx.src, plan))
 
 
 def spark_digests(ctx: Context, p: Prepared):
-    return jdbc.chunk_digests(ctx.spark, ctx.sides.source, ctx.sides.target, p.plan,
-                                  p.sp, p.tp)
+    """The table's chunk digests by Spark: one job, or with the throttle on, one job per
+    wave of chunks (as many as Spark runs at once), each let through by the throttle."""
+    name = p.plan.name
+    ctx.progress.table_started(name, p.estimate)
+    if not ctx.throttle.active:
+        sd, td = jdbc.chunk_digests(ctx.spark, ctx.sides.source, ctx.sides.target, p.plan,
+                                    p.sp, p.tp)
+        ctx.progress.rows_read(name, sum(n for n, _ in sd.values()))
+        return sd, td
+    wave = max(1, ctx.spark.sparkContext.defaultParallelism)
+    sd, td = {}, {}
+    for lo in range(0, len(p.sp), wave):
+        ctx.throttle.gate()
+        a, b = jdbc.chunk_digests(ctx.spark, ctx.sides.source, ctx.sides.target, p.plan,
+                                  p.sp[lo:lo + wave], p.tp[lo:lo + wave])
+        sd.update({lo + k: v for k, v in a.items()})
+        td.update({lo + k: v for k, v in b.items()})
+        rows = sum(n for n, _ in a.values())
+        ctx.throttle.read(rows)
+        ctx.progress.rows_read(name, rows)
+    return sd, td
 
 
 def finish_table(ctx: Context, p: Prepared, sd: dict, td: dict,
@@ -227,6 +251,8 @@ def run(config: Config, *, tables: tuple[str, ...] | None = None,
     src = connect(config.source, side=SOURCE, utc=True)
     tgt = connect(config.target, side=TARGET, utc=True)
     results, sections, errors, pos, servers = [], [], [], {}, {}
+    folder = report.new_run_dir(report_dir or config.reconcile.report_dir)
+    ctx = None
     try:
         kinds = {"source": _prepare(src, "source"), "replica": _prepare(tgt, "replica")}
         servers = {k: v.to_dict() for k, v in kinds.items()}
@@ -236,20 +262,23 @@ def run(config: Config, *, tables: tuple[str, ...] | None = None,
         ctx = _context(config, session, src, tgt, algo.name)
         if session.wanted:
             session.get()
-        pos = {"source_at_start": str(positions.source_position(src)),
-               "replica_at_start": _opt(ctx.sides.replica_position())}
+        ctx.throttle = from_config(config.reconcile, lambda: positions.source_position(src),
+                                   ctx.sides.replica_position)
+        ctx.progress = progress
+        progress.throttle = ctx.throttle
+        ctx.throttle.on_wait = progress.tick
+        pos = positions.compare_point(src, tgt, config.replication, "start")
         chosen, unmatched = select_tables(src, config, tables)
         for pattern in unmatched:
             results.append(report.TableReport(
                 table=pattern, error="matches no source table the applier replicates"))
-        progress.planned(len(chosen))
+        progress.planned(len(chosen), folder)
         for tr, lines in compare_all(ctx, chosen):
             results.append(tr)
             sections.append((tr.table, lines))
             progress.table_done(tr)
         progress.finished()
-        pos["source_at_end"] = str(positions.source_position(src))
-        pos["replica_at_end"] = _opt(ctx.sides.replica_position())
+        pos.update(positions.compare_point(src, tgt, config.replication, "end"))
     except Exception as exc:  # noqa: BLE001 - reported in the run's report
         log.debug("run failed", exc_info=True)
         errors.append(error_text(exc))
@@ -259,8 +288,7 @@ def run(config: Config, *, tables: tuple[str, ...] | None = None,
         tgt.close()
     out = report.RunReport(started, report.now(), describe(config.source),
                            describe(config.target), tuple(results), pos, tuple(errors),
-                           servers)
-    folder = report.new_run_dir(report_dir or config.reconcile.report_dir)
+                           servers, ctx.throttle.to_dict() if ctx else {})
     report.write(out, folder, repair.render(out.finished_at, out.replica, sections))
     return out, folder
 
@@ -291,10 +319,13 @@ def compare_all(ctx: Context, chosen: list[tuple[str, str]]):
                 for s, t in chosen]
     tasks = [task for i, p in enumerate(prepared) if isinstance(p, Prepared)
              and p.plan.all_pushdown for task in sqldigest.tasks_for(i, p.plan, p.sp, p.tp)]
-    if tasks and ctx.session.wanted and ctx.session.distributed:
+    if tasks and ctx.session.wanted and ctx.session.distributed \
+            and not ctx.throttle.active:  # throttled: from the driver, through the gate
         done = sqldigest.on_spark(ctx.spark, ctx.config.source, ctx.config.target, tasks)
     else:
-        done = sqldigest.on_driver(ctx.config.source, ctx.config.target, tasks)
+        before, after = _gauges(ctx, chosen, prepared)
+        done = sqldigest.on_driver(ctx.config.source, ctx.config.target, tasks,
+                                   before=before, after=after)
     digests = sqldigest.gather(done)
     digests.update(_spark_batch(ctx, prepared))
     for i, ((schema, table), p) in enumerate(zip(chosen, prepared, strict=True)):
@@ -317,13 +348,31 @@ def compare_all(ctx: Context, chosen: list[tuple[str, str]]):
             yield _guard(name, spark_path)
 
 
+def _gauges(ctx: Context, chosen: list[tuple[str, str]], prepared: list):
+    """(before, after) of each digest query: a source chunk waits for the throttle, and
+    counts its rows in the throttle's rate and the table's progress."""
+    def name(task) -> str:
+        return ".".join(chosen[task.table])
+
+    def before(task) -> None:
+        if task.side == SOURCE:
+            ctx.progress.table_started(name(task), prepared[task.table].estimate)
+            ctx.throttle.gate()
+
+    def after(done) -> None:
+        if done.task.side == SOURCE and done.digest is not None:
+            ctx.throttle.read(done.digest[0])
+            ctx.progress.rows_read(name(done.task), done.digest[0])
+    return before, after
+
+
 def _spark_batch(ctx: Context, prepared: list) -> dict:
     """Digests of the tables converted in Python, all in one Spark job; {} when there
     are fewer than two or the job fails (then each table runs alone, so that a failure
     is reported for its own table)."""
     chosen = {i: p for i, p in enumerate(prepared)
               if isinstance(p, Prepared) and not p.plan.all_pushdown}
-    if len(chosen) < 2:
+    if len(chosen) < 2 or ctx.throttle.active:  # throttled: table by table, in waves
         return {}
     t0 = time.monotonic()
     try:
@@ -347,6 +396,3 @@ def _guard(name: str, step):
         log.error("%s: %s", name, message)
         return report.TableReport(table=name, error=message), []
 
-
-def _opt(pos) -> str | None:
-    return str(pos) if pos is not None else None

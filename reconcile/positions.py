@@ -42,6 +42,39 @@ def replica_position(conn, table: str, server_id: int, channel: str = "default"
     return Checkpoint(table, server_id, channel).position(conn)
 
 
+def source_gtids(conn, pos: Position) -> str | None:
+    """The source's executed GTID set (MySQL: with its status row; MariaDB: its binlog
+    GTID state, @@gtid_binlog_pos); None when it has none."""
+    if pos.gtid_executed is not None:
+        return pos.gtid_executed or None
+    with conn.cursor() as cur:
+        try:
+            cur.execute("SELECT @@GLOBAL.gtid_binlog_pos")
+        except Exception:  # noqa: BLE001 - a server without that variable: no GTIDs
+            return None
+        row = cur.fetchone()
+    return (row[0] or None) if row else None
+
+
+def replica_gtids(conn, table: str, server_id: int, channel: str = "default") -> str | None:
+    """The source GTIDs the applier's checkpoint says the replica holds; None without a
+    checkpoint row or a GTID set in it."""
+    saved = Checkpoint(table, server_id, channel).load(conn)
+    return saved.position.gtid_executed if saved else None
+
+
+def compare_point(src, tgt, rep, when: str) -> dict:
+    """Both servers' positions and executed GTID sets at the `when` ("start", "end") of
+    the run, as report.json's `positions` holds them (`rep`: [replication])."""
+    pos = source_position(src)
+    args = (rep.checkpoint_table, rep.server_id, rep.channel)
+    replica = replica_position(tgt, *args)
+    return {f"source_at_{when}": str(pos),
+            f"replica_at_{when}": None if replica is None else str(replica),
+            f"source_gtids_at_{when}": source_gtids(src, pos),
+            f"replica_gtids_at_{when}": replica_gtids(tgt, *args)}
+
+
 def wait_until(read: Callable[[], Position | None], goal: Position, timeout: float,
                poll: float = 0.2) -> tuple[Position | None, float]:
     """Poll the replica checkpoint until it reaches `goal`. Returns (position, seconds

@@ -122,6 +122,7 @@ class RunReport:
     positions: dict = field(default_factory=dict)
     errors: tuple[str, ...] = ()
     servers: dict = field(default_factory=dict)  # flavour, version, hashes; the hash used
+    throttle: dict = field(default_factory=dict)  # reconcile.throttle.Throttle.to_dict
 
     @property
     def consistent(self) -> bool:
@@ -141,7 +142,7 @@ class RunReport:
         return {"consistent": self.consistent, "started_at": self.started_at,
                 "finished_at": self.finished_at, "source": self.source,
                 "replica": self.replica, "servers": self.servers,
-                "positions": self.positions,
+                "positions": self.positions, "throttle": self.throttle,
                 "errors": list(self.errors), "tables": [t.to_dict() for t in self.tables]}
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -68,9 +69,11 @@ def run_one(conn, task: Task) -> Done:
 
 
 def on_driver(source: ServerConfig, target: ServerConfig, tasks: list[Task],
-              threads: int = THREADS) -> list[Done]:
+              threads: int = THREADS, before: Callable[[Task], None] | None = None,
+              after: Callable[[Done], None] | None = None) -> list[Done]:
     """Run the queries, in the order given, from a pool of threads, each with its own
-    two connections."""
+    two connections; `before(task)` and `after(done)` around each (the throttle and
+    progress of the run: reconcile.throttle, reconcile.progress)."""
     local = threading.local()
     opened: list = []
     lock = threading.Lock()
@@ -88,7 +91,12 @@ def on_driver(source: ServerConfig, target: ServerConfig, tasks: list[Task],
             conn = conn_for(task.side)
         except Exception as exc:  # noqa: BLE001 - reported for the table
             return Done(task, None, 0.0, f"{type(exc).__name__}: {exc}")
-        return run_one(conn, task)
+        if before is not None:
+            before(task)
+        done = run_one(conn, task)
+        if after is not None:
+            after(done)
+        return done
 
     try:
         with ThreadPoolExecutor(max_workers=max(1, min(threads, len(tasks)))) as pool:

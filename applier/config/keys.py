@@ -64,6 +64,8 @@ KEYS: dict[str, dict[str, tuple[Check, str]]] = {
         "chunk_rows": (validate.integer(1), "chunk_rows = 100000"),
         "catch_up_timeout": (validate.number(0), "catch_up_timeout = 120"),
         "tables": (validate.patterns, 'tables = ["shop.orders"]'),
+        "max_rows_per_second": (validate.number(1), "max_rows_per_second = 50000"),
+        "max_replica_lag": (validate.number(0), "max_replica_lag = 10"),
     },
 }
 SECRET_KEYS = frozenset({"password"})

@@ -95,6 +95,8 @@ class ReconcileConfig:
     chunk_rows: int = 100000
     catch_up_timeout: float = 120.0
     tables: tuple[str, ...] = ()
+    max_rows_per_second: float | None = None  # source rows read per second; None: no limit
+    max_replica_lag: float | None = None  # pause source reads while the replica lags more
 
 
 @dataclass(frozen=True)

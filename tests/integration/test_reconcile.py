@@ -9,6 +9,7 @@ background copier (see `Copier`).
 from __future__ import annotations
 
 import json
+import os
 import random
 import re
 import threading
@@ -192,7 +193,8 @@ def test_cli_exit_statuses(spark, source_db, target_db, applier_config, tmp_path
     assert report["consistent"] is False
     # progress on stderr: one line per table done (rows, seconds, verdict), then a count
     lines = bad.stderr.splitlines()
-    assert lines[0] == "reconcile: 2 table(s) to compare"
+    folder = os.path.dirname(bad.stdout.strip().splitlines()[0])
+    assert lines[0] == f"reconcile: 2 table(s) to compare; progress in {folder}/progress.json"
     assert re.fullmatch(rf"reconcile: \[1/2\] {source_db.schema}\.big: 50 rows, [0-9.]+ s, "
                         r"1 difference\(s\) \(1 missing, 0 extra, 0 mismatched\)",
                         lines[1]), lines
