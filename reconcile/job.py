@@ -130,13 +130,13 @@ def spark_digests(ctx: Context, p: Prepared):
     wave = max(1, ctx.spark.sparkContext.defaultParallelism)
     sd, td = {}, {}
     for lo in range(0, len(p.sp), wave):
-        ctx.throttle.gate()
+        booked = ctx.throttle.gate(p.estimate * len(p.sp[lo:lo + wave]) // len(p.sp))
         a, b = jdbc.chunk_digests(ctx.spark, ctx.sides.source, ctx.sides.target, p.plan,
                                   p.sp[lo:lo + wave], p.tp[lo:lo + wave])
         sd.update({lo + k: v for k, v in a.items()})
         td.update({lo + k: v for k, v in b.items()})
         rows = sum(n for n, _ in a.values())
-        ctx.throttle.read(rows)
+        ctx.throttle.read(rows, booked)
         ctx.progress.rows_read(name, rows)
     return sd, td
 
@@ -354,14 +354,17 @@ def _gauges(ctx: Context, chosen: list[tuple[str, str]], prepared: list):
     def name(task) -> str:
         return ".".join(chosen[task.table])
 
+    booked: dict = {}
+
     def before(task) -> None:
         if task.side == SOURCE:
-            ctx.progress.table_started(name(task), prepared[task.table].estimate)
-            ctx.throttle.gate()
+            p = prepared[task.table]
+            ctx.progress.table_started(name(task), p.estimate)
+            booked[task] = ctx.throttle.gate(p.estimate // max(1, len(p.sp)))
 
     def after(done) -> None:
         if done.task.side == SOURCE and done.digest is not None:
-            ctx.throttle.read(done.digest[0])
+            ctx.throttle.read(done.digest[0], booked.pop(done.task, 0))
             ctx.progress.rows_read(name(done.task), done.digest[0])
     return before, after
 

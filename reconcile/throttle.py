@@ -73,10 +73,12 @@ class Throttle:
     def active(self) -> bool:
         return bool(self.rate) or (self.max_lag is not None and self.meter is not None)
 
-    def gate(self) -> None:
-        """Wait until the source may be read again."""
+    def gate(self, expected: int = 0) -> int:
+        """Wait until the source may be read again; `expected`: the rows the read will
+        likely return, booked at once (so that threads passing the gate together are
+        spaced), corrected by `read`. Returns what was booked."""
         if not self.active:
-            return
+            return 0
         with self.lock:
             if self.max_lag is not None and self.meter is not None:
                 self._lag_gate()
@@ -87,12 +89,15 @@ class Throttle:
                     self.sleep(wait)
                     self.rate_wait += wait
                 self.state = "reading"
+                self.ready_at = max(self.ready_at, self.clock()) + expected / self.rate
+            return expected if self.rate else 0
 
-    def read(self, rows: int) -> None:
-        """Count `rows` just read from the source against the rate."""
+    def read(self, rows: int, booked: int = 0) -> None:
+        """Count `rows` just read from the source against the rate (`booked` of them
+        were booked by `gate`)."""
         if self.rate:
             with self.lock:
-                self.ready_at = max(self.ready_at, self.clock()) + rows / self.rate
+                self.ready_at = max(self.ready_at, self.clock()) + (rows - booked) / self.rate
 
     def _lag_gate(self) -> None:
         now = self.clock()

@@ -1,0 +1,106 @@
+"""The load limits of a run on real servers, and its progress file: with
+max_rows_per_second the run reads the source in spaced chunks (progress.json shows rows
+done, the estimate and an ETA meanwhile); with max_replica_lag it pauses while the
+applier is stopped and the source moves on, says so (log, progress.json, report.json),
+and goes on once the applier has caught up."""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from dataclasses import replace
+
+import pytest
+
+from applier.errors import ExitStatus
+from reconcile import job
+from tests.integration.harness import run_sql, wait_for
+
+pytestmark = [pytest.mark.integration]
+
+ROWS = 3000
+
+
+def _progress(reports) -> dict | None:
+    for path in reports.glob("*/progress.json"):  # replaced atomically: never half a file
+        return json.loads(path.read_text())
+    return None
+
+
+def test_throttle_engages_on_lag_and_releases_and_progress_is_readable(
+        servers, replica, tmp_path, caplog):
+    replica.src("CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(20))",
+                "CREATE TABLE moving (id INT AUTO_INCREMENT PRIMARY KEY, v INT)")
+    replica.tgt("CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(20))",
+                "CREATE TABLE moving (id INT AUTO_INCREMENT PRIMARY KEY, v INT)")
+    for k in range(0, ROWS, 500):
+        replica.src("INSERT INTO t VALUES " + ", ".join(
+            f"({i}, 'row {i}')" for i in range(k + 1, k + 501)))
+    replica.src("ANALYZE TABLE t")
+    assert replica.catch_up() == ExitStatus.OK, replica.last_error  # then it is stopped
+
+    reports = tmp_path / "reports"
+    config = replica.config()
+    config = replace(config, reconcile=replace(
+        config.reconcile, report_dir=str(reports), chunk_rows=100, catch_up_timeout=60.0,
+        tables=(f"{replica.schema}.t",), max_rows_per_second=400.0, max_replica_lag=2.0))
+    stop, outcome = threading.Event(), {}
+
+    def writer() -> None:  # the source moves on while the applier is stopped
+        n = 0
+        while not stop.wait(0.2):
+            n += 1
+            run_sql(servers.source, f"INSERT INTO moving (v) VALUES ({n})",
+                    schema=replica.schema)
+
+    def reconcile() -> None:
+        try:
+            outcome["result"] = job.run(config)
+        except BaseException as exc:  # noqa: BLE001 - reported by the test
+            outcome["error"] = exc
+
+    moving = threading.Thread(target=writer)
+    run = threading.Thread(target=reconcile)
+    caplog.set_level(logging.INFO, logger="reconcile")
+    moving.start()
+    run.start()
+    try:
+        # progress while the table runs: rows done of the estimate, a rate and an ETA
+        during = wait_for("progress.json with rows read", lambda: (
+            p := _progress(reports)) and p["running"] and p["running"][0]["rows_done"] > 0
+            and p["running"][0]["eta_seconds"] is not None and p, timeout=120)
+        (table,) = during["running"]
+        assert table["table"] == f"{replica.schema}.t" and during["state"] == "running"
+        assert 0 < table["rows_done"] < ROWS and table["rows_estimated"] >= table["rows_done"]
+        assert table["rows_per_second"] > 0 and table["eta_seconds"] > 0, table
+        # the applier is stopped and the source moves: the run pauses
+        paused = wait_for("the throttle to pause on lag", lambda: (
+            p := _progress(reports)) and p["throttle"].startswith("paused: replica lag")
+            and p, timeout=120)
+        rows_at_pause = paused["running"][0]["rows_done"]
+        assert rows_at_pause < ROWS
+        still = wait_for("progress.json rewritten while paused", lambda: (
+            p := _progress(reports)) and p["seconds"] > paused["seconds"] and p)
+        assert still["running"][0]["rows_done"] == rows_at_pause  # nothing read meanwhile
+        assert run.is_alive()
+    finally:
+        stop.set()
+        moving.join(timeout=60)
+    # the applier catches up: the run goes on and finishes
+    assert replica.catch_up() == ExitStatus.OK, replica.last_error
+    run.join(timeout=300)
+    assert not run.is_alive() and "error" not in outcome, outcome
+    result, folder = outcome["result"]
+    assert result.consistent, result.tables
+    throttle = json.loads((folder / "report.json").read_text())["throttle"]
+    assert throttle["max_replica_lag"] == 2.0 and throttle["max_rows_per_second"] == 400.0
+    assert throttle["lag_pauses"] >= 1 and throttle["lag_paused_seconds"] > 0, throttle
+    assert throttle["max_replica_lag_seen"] > 2.0 and throttle["rate_limited_seconds"] > 0
+    final = json.loads((folder / "progress.json").read_text())
+    assert final["state"] == "finished" and final["running"] == []
+    assert final["done"] == [{"table": f"{replica.schema}.t", "rows": ROWS,
+                              "seconds": result.tables[0].seconds, "verdict": "consistent"}]
+    messages = [r.getMessage() for r in caplog.records]
+    assert any(m.startswith("throttled: the replica lags ") for m in messages), messages
+    assert any(m.startswith("throttle released after ") for m in messages), messages
