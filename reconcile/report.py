@@ -57,6 +57,10 @@ def sample(plan: ComparePlan, d: RowDiff) -> dict:
     else:
         names = [c.target for c in plan.columns]
     out: dict = {"key": {n: display(v, types[n]) for n, v in zip(names, d.key, strict=True)}}
+    row = d.expected if d.kind == MISSING else d.actual if d.kind == EXTRA else None
+    if row is not None and plan.key:  # the row: the source's values as the replica should
+        cols = [c.target for c in plan.columns]  # hold them / the replica's extra row
+        out["values"] = {n: display(v, types[n]) for n, v in zip(cols, row, strict=True)}
     if d.kind == MISMATCHED:
         out["columns"] = [{"column": c.column, "expected": display(c.expected, types[c.column]),
                            "actual": display(c.actual, types[c.column])} for c in d.columns]
@@ -162,7 +166,23 @@ def render_html(report: RunReport) -> str:
 
     env = Environment(loader=PackageLoader("reconcile", "templates"),
                       autoescape=select_autoescape(["html"]))
+    env.filters["label"] = label
     return env.get_template("report.html").render(r=report.to_dict())
+
+
+LABELS = {"sql-hash": "hashed by the servers", "sql+spark": "servers and Spark",
+          "spark-convert": "converted in Spark", "sql": "SQL", "spark": "Spark",
+          "gtids": "GTIDs", "lag": "lag", "max_replica_lag_seen": "Highest replica lag seen"}
+
+
+def label(name) -> str:
+    """A key or code as a person reads it: "missing_on_replica" -> "Missing on replica"
+    (a few named in LABELS)."""
+    text = str(name)
+    if text in LABELS:
+        return LABELS[text]
+    words = text.replace("_", " ").replace("-", " ").strip()
+    return words[:1].upper() + words[1:]
 
 
 def write(report: RunReport, folder: Path, repair_sql: str) -> None:

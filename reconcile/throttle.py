@@ -65,9 +65,9 @@ class Throttle:
         self.lag_wait = 0.0  # seconds paused for replica lag
         self.pauses = 0
         self.max_seen_lag = 0.0
-        self.state = "reading"  # what progress shows
         self.warned = False
         self.on_wait = None  # () -> None, called at each check while paused (progress)
+        self.state = "reading" if self.active else "off"  # what progress shows
 
     @property
     def active(self) -> bool:
