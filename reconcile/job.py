@@ -26,6 +26,7 @@ from reconcile import (
     positions,
     repair,
     report,
+    sparkwatch,
     sqldigest,
 )
 from reconcile.compare import diff_rows, differing_chunks
@@ -122,10 +123,12 @@ def spark_digests(ctx: Context, p: Prepared):
     wave of chunks (as many as Spark runs at once), each let through by the throttle."""
     name = p.plan.name
     ctx.progress.table_started(name, p.estimate)
-    if not ctx.throttle.active:
-        sd, td = jdbc.chunk_digests(ctx.spark, ctx.sides.source, ctx.sides.target, p.plan,
-                                    p.sp, p.tp)
-        ctx.progress.rows_read(name, sum(n for n, _ in sd.values()))
+    if not ctx.throttle.active:  # one job; progress from its finished tasks meanwhile
+        with sparkwatch.watched(ctx.spark, lambda f: ctx.progress.rows_at(
+                name, int(f * p.estimate))):
+            sd, td = jdbc.chunk_digests(ctx.spark, ctx.sides.source, ctx.sides.target,
+                                        p.plan, p.sp, p.tp)
+        ctx.progress.rows_at(name, sum(n for n, _ in sd.values()))
         return sd, td
     wave = max(1, ctx.spark.sparkContext.defaultParallelism)
     sd, td = {}, {}

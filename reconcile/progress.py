@@ -97,11 +97,18 @@ class RunProgress:
 
     def rows_read(self, table: str, rows: int) -> None:
         """`rows` more source rows of `table` read (a chunk)."""
+        self._advance(table, lambda done: done + rows)
+
+    def rows_at(self, table: str, rows: int) -> None:
+        """About `rows` source rows of `table` read so far (never less than counted)."""
+        self._advance(table, lambda done: max(done, rows))
+
+    def _advance(self, table: str, step) -> None:
         with self.lock:
             r = self.running.get(table)
             if r is None:
                 return
-            r.done += rows
+            r.done = step(r.done)
             now = self.clock()
             if now - r.said >= LOG_EVERY:
                 r.said = now
