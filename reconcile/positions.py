@@ -14,9 +14,12 @@ import logging
 import time
 from collections.abc import Callable
 
+import pymysql
+
 from applier.core.position import Position
 from applier.replstate.checkpoint import Checkpoint
 from applier.replstate.source import read_status
+from applier.server_codes import UNKNOWN_COLUMN, error_code
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +62,12 @@ def source_gtids(conn, pos: Position) -> str | None:
 def replica_gtids(conn, table: str, server_id: int, channel: str = "default") -> str | None:
     """The source GTIDs the applier's checkpoint says the replica holds; None without a
     checkpoint row or a GTID set in it."""
-    saved = Checkpoint(table, server_id, channel).load(conn)
+    try:
+        saved = Checkpoint(table, server_id, channel).load(conn)
+    except pymysql.MySQLError as exc:  # a checkpoint table of an older applier (no
+        if error_code(exc) != UNKNOWN_COLUMN:  # counters, no GTID set): no set to show
+            raise
+        return None
     return saved.position.gtid_executed if saved else None
 
 
