@@ -23,11 +23,17 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
+from datetime import UTC, datetime
 
 log = logging.getLogger(__name__)
 
 POLL = 1.0  # seconds between lag checks (and sleeps while paused)
 STILL_PAUSED_EVERY = 60.0  # seconds between "still paused" log lines
+PAUSES_KEPT = 100  # pauses listed in the report (all are counted)
+
+
+def wall_clock() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 class LagMeter:
@@ -64,6 +70,7 @@ class Throttle:
         self.rate_wait = 0.0  # seconds waited for the rate limit
         self.lag_wait = 0.0  # seconds paused for replica lag
         self.pauses = 0
+        self.paused: list[dict] = []  # the first PAUSES_KEPT pauses: when, how long, lag
         self.max_seen_lag = 0.0
         self.warned = False
         self.on_wait = None  # () -> None, called at each check while paused (progress)
@@ -104,10 +111,10 @@ class Throttle:
         if now - self.last_check < POLL:
             return
         self.last_check = now
-        lag = self._lag()
+        lag = first = self._lag()
         if lag is None or lag <= self.max_lag:
             return
-        start, said = now, now
+        start, said, at = now, now, wall_clock()
         self.pauses += 1
         log.warning("throttled: the replica lags %.0f s, more than [reconcile] "
                     "max_replica_lag = %g s: source reads paused", lag, self.max_lag)
@@ -123,6 +130,9 @@ class Throttle:
                             said - start, lag or 0)
         paused = self.clock() - start
         self.lag_wait += paused
+        if len(self.paused) < PAUSES_KEPT:
+            self.paused.append({"at": at, "seconds": round(paused, 2),
+                                "replica_lag_at_start": round(first, 1)})
         self.last_check = self.clock()
         self.state = "reading"
         log.warning("throttle released after %.1f s: replica lag %.0f s", paused, lag or 0)
@@ -142,7 +152,8 @@ class Throttle:
         return {"max_rows_per_second": self.rate, "max_replica_lag": self.max_lag,
                 "rate_limited_seconds": round(self.rate_wait, 2),
                 "lag_paused_seconds": round(self.lag_wait, 2), "lag_pauses": self.pauses,
-                "max_replica_lag_seen": round(self.max_seen_lag, 1)}
+                "max_replica_lag_seen": round(self.max_seen_lag, 1),
+                "pauses": list(self.paused)}
 
 
 def from_config(rc, source_position: Callable, replica_position: Callable) -> Throttle:

@@ -97,6 +97,10 @@ def test_throttle_engages_on_lag_and_releases_and_progress_is_readable(
     assert throttle["max_replica_lag"] == 2.0 and throttle["max_rows_per_second"] == 400.0
     assert throttle["lag_pauses"] >= 1 and throttle["lag_paused_seconds"] > 0, throttle
     assert throttle["max_replica_lag_seen"] > 2.0 and throttle["rate_limited_seconds"] > 0
+    assert len(throttle["pauses"]) == throttle["lag_pauses"], throttle
+    assert throttle["pauses"][0]["replica_lag_at_start"] > 2.0, throttle
+    assert sum(p["seconds"] for p in throttle["pauses"]) == pytest.approx(
+        throttle["lag_paused_seconds"], abs=0.05 * len(throttle["pauses"]))
     final = json.loads((folder / "progress.json").read_text())
     assert final["state"] == "finished" and final["running"] == []
     assert final["done"] == [{"table": f"{replica.schema}.t", "rows": ROWS,

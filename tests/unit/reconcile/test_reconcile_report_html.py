@@ -37,7 +37,9 @@ def _run_report(**kw) -> report.RunReport:
          "replica_gtids_at_end": "3e11fa47-71ca-11e1-9e33-c80aa9429562:1-80"},
         throttle={"max_rows_per_second": 5000.0, "max_replica_lag": 10.0,
                   "rate_limited_seconds": 1.5, "lag_paused_seconds": 12.0, "lag_pauses": 2,
-                  "max_replica_lag_seen": 14.2}, **kw)
+                  "max_replica_lag_seen": 14.2,
+                  "pauses": [{"at": "2026-01-01T00:00:01Z", "seconds": 7.5,
+                              "replica_lag_at_start": 11.0}]}, **kw)
 
 
 def test_missing_and_extra_rows_carry_their_values_in_report_json():
@@ -64,6 +66,7 @@ def test_the_html_page_shows_values_gtids_throttle_and_links():
     assert "&lt;b&gt;O&#39;Brien&lt;/b&gt;" in html and "<b>O'Brien" not in html  # escaped
     assert "stray" in html
     assert "Paused for replica lag (s)" in html and "12.0 in 2 pause(s)" in html
+    assert "2026-01-01T00:00:01Z" in html and "Paused at (UTC)" in html
     assert "Hashed by the servers" not in html and "hashed by the servers" in html
     # labels for people, not snake_case keys
     for raw in ("source_at_start", "missing_on_replica", "max_replica_lag_seen",

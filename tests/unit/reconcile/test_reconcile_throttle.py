@@ -80,3 +80,6 @@ def test_a_pause_lasts_while_the_replica_lags_more_than_the_limit():
     d = t.to_dict()
     assert d["lag_pauses"] == 1 and d["lag_paused_seconds"] == 2 * POLL
     assert d["max_replica_lag_seen"] == 12.0 and t.state == "reading"
+    (pause,) = d["pauses"]
+    assert pause["seconds"] == 2 * POLL and pause["replica_lag_at_start"] == 12.0
+    assert pause["at"].endswith("Z") and pause["at"][:2] == "20"  # UTC, when it began
