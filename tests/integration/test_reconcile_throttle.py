@@ -78,11 +78,18 @@ def test_throttle_engages_on_lag_and_releases_and_progress_is_readable(
         paused = wait_for("the throttle to pause on lag", lambda: (
             p := _progress(reports)) and p["throttle"].startswith("paused: replica lag")
             and p, timeout=120)
-        rows_at_pause = paused["running"][0]["rows_done"]
-        assert rows_at_pause < ROWS
-        still = wait_for("progress.json rewritten while paused", lambda: (
-            p := _progress(reports)) and p["seconds"] > paused["seconds"] and p)
-        assert still["running"][0]["rows_done"] == rows_at_pause  # nothing read meanwhile
+        assert paused["running"][0]["rows_done"] < ROWS
+
+        def still_paused(after: float):
+            return lambda: (p := _progress(reports)) and p["seconds"] > after and p
+
+        # once chunks already past the gate are in, nothing more is read while paused
+        first = wait_for("progress.json rewritten while paused",
+                         still_paused(paused["seconds"] + 1))
+        then = wait_for("progress.json rewritten again", still_paused(first["seconds"]))
+        # the writer goes on and the applier is stopped: still paused, nothing read
+        assert first["throttle"].startswith("paused") and then["throttle"].startswith("paused")
+        assert then["running"][0]["rows_done"] == first["running"][0]["rows_done"]
         assert run.is_alive()
     finally:
         stop.set()
@@ -96,9 +103,10 @@ def test_throttle_engages_on_lag_and_releases_and_progress_is_readable(
     throttle = json.loads((folder / "report.json").read_text())["throttle"]
     assert throttle["max_replica_lag"] == 2.0 and throttle["max_rows_per_second"] == 400.0
     assert throttle["lag_pauses"] >= 1 and throttle["lag_paused_seconds"] > 0, throttle
-    assert throttle["max_replica_lag_seen"] > 2.0 and throttle["rate_limited_seconds"] > 0
+    # (more than the limit, rounded to 0.1 s in the report)
+    assert throttle["max_replica_lag_seen"] >= 2.0 and throttle["rate_limited_seconds"] > 0
     assert len(throttle["pauses"]) == throttle["lag_pauses"], throttle
-    assert throttle["pauses"][0]["replica_lag_at_start"] > 2.0, throttle
+    assert throttle["pauses"][0]["replica_lag_at_start"] >= 2.0, throttle
     assert sum(p["seconds"] for p in throttle["pauses"]) == pytest.approx(
         throttle["lag_paused_seconds"], abs=0.05 * len(throttle["pauses"]))
     final = json.loads((folder / "progress.json").read_text())
