@@ -23,10 +23,10 @@ from reconcile import (
     jdbcprobe,
     logsafe,
     narrow,
+    paced,
     positions,
     repair,
     report,
-    sparkwatch,
     sqldigest,
 )
 from reconcile.compare import diff_rows, differing_chunks
@@ -116,32 +116,6 @@ def prepare_table(ctx: Context, schema: str, table: str) -> Prepared | report.Ta
     tp = chunking.predicates(plan.key_columns(TARGET), bounds) if plan.key else ["1=1"]
     return Prepared(plan, bounds, sp, tp, time.monotonic() - start,
                     chunking.row_estimate(ctx.src, plan))
-
-
-def spark_digests(ctx: Context, p: Prepared):
-    """The table's chunk digests by Spark: one job, or with the throttle on, one job per
-    wave of chunks (as many as Spark runs at once), each let through by the throttle."""
-    name = p.plan.name
-    ctx.progress.table_started(name, p.estimate)
-    if not ctx.throttle.active:  # one job; progress from its finished tasks meanwhile
-        with sparkwatch.watched(ctx.spark, lambda f: ctx.progress.rows_at(
-                name, int(f * p.estimate))):
-            sd, td = jdbc.chunk_digests(ctx.spark, ctx.sides.source, ctx.sides.target,
-                                        p.plan, p.sp, p.tp)
-        ctx.progress.rows_at(name, sum(n for n, _ in sd.values()))
-        return sd, td
-    wave = max(1, ctx.spark.sparkContext.defaultParallelism)
-    sd, td = {}, {}
-    for lo in range(0, len(p.sp), wave):
-        booked = ctx.throttle.gate(p.estimate * len(p.sp[lo:lo + wave]) // len(p.sp))
-        a, b = jdbc.chunk_digests(ctx.spark, ctx.sides.source, ctx.sides.target, p.plan,
-                                  p.sp[lo:lo + wave], p.tp[lo:lo + wave])
-        sd.update({lo + k: v for k, v in a.items()})
-        td.update({lo + k: v for k, v in b.items()})
-        rows = sum(n for n, _ in a.values())
-        ctx.throttle.read(rows, booked)
-        ctx.progress.rows_read(name, rows)
-    return sd, td
 
 
 def finish_table(ctx: Context, p: Prepared, sd: dict, td: dict,
@@ -252,10 +226,18 @@ def run(config: Config, *, tables: tuple[str, ...] | None = None,
                              "libmariadb-java or point jdbc_jar at a MySQL/MariaDB driver")
     logsafe.register(config.source.password, config.target.password)
     src = connect(config.source, side=SOURCE, utc=True)
-    tgt = connect(config.target, side=TARGET, utc=True)
-    results, sections, errors, pos, servers = [], [], [], {}, {}
-    folder = report.new_run_dir(report_dir or config.reconcile.report_dir)
-    ctx = None
+    try:
+        tgt = connect(config.target, side=TARGET, utc=True)
+    except BaseException:
+        src.close()
+        raise
+    results, sections, errors, pos, servers, ctx = [], [], [], {}, {}, None
+    try:  # the folder first: progress.json goes there while the run goes on
+        folder = report.new_run_dir(report_dir or config.reconcile.report_dir)
+    except BaseException:
+        src.close()
+        tgt.close()
+        raise
     try:
         kinds = {"source": _prepare(src, "source"), "replica": _prepare(tgt, "replica")}
         servers = {k: v.to_dict() for k, v in kinds.items()}
@@ -326,7 +308,7 @@ def compare_all(ctx: Context, chosen: list[tuple[str, str]]):
             and not ctx.throttle.active:  # throttled: from the driver, through the gate
         done = sqldigest.on_spark(ctx.spark, ctx.config.source, ctx.config.target, tasks)
     else:
-        before, after = _gauges(ctx, chosen, prepared)
+        before, after = paced.gauges(ctx, chosen, prepared)
         done = sqldigest.on_driver(ctx.config.source, ctx.config.target, tasks,
                                    before=before, after=after)
     digests = sqldigest.gather(done)
@@ -346,30 +328,9 @@ def compare_all(ctx: Context, chosen: list[tuple[str, str]]):
         else:
             def spark_path(p=p):
                 t0 = time.monotonic()
-                sd, td = spark_digests(ctx, p)
+                sd, td = paced.spark_digests(ctx, p)
                 return finish_table(ctx, p, sd, td, p.seconds + time.monotonic() - t0)
             yield _guard(name, spark_path)
-
-
-def _gauges(ctx: Context, chosen: list[tuple[str, str]], prepared: list):
-    """(before, after) of each digest query: a source chunk waits for the throttle, and
-    counts its rows in the throttle's rate and the table's progress."""
-    def name(task) -> str:
-        return ".".join(chosen[task.table])
-
-    booked: dict = {}
-
-    def before(task) -> None:
-        if task.side == SOURCE:
-            p = prepared[task.table]
-            ctx.progress.table_started(name(task), p.estimate)
-            booked[task] = ctx.throttle.gate(p.estimate // max(1, len(p.sp)))
-
-    def after(done) -> None:
-        if done.task.side == SOURCE and done.digest is not None:
-            ctx.throttle.read(done.digest[0], booked.pop(done.task, 0))
-            ctx.progress.rows_read(name(done.task), done.digest[0])
-    return before, after
 
 
 def _spark_batch(ctx: Context, prepared: list) -> dict:

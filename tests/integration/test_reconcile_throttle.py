@@ -116,3 +116,34 @@ def test_throttle_engages_on_lag_and_releases_and_progress_is_readable(
     messages = [r.getMessage() for r in caplog.records]
     assert any(m.startswith("throttled: the replica lags ") for m in messages), messages
     assert any(m.startswith("throttle released after ") for m in messages), messages
+
+
+@pytest.mark.spark
+def test_a_table_converted_in_spark_is_read_in_waves_when_throttled(
+        spark, source_db, target_db, applier_config, tmp_path):
+    """With the throttle on, a table whose conversion runs in Python is read one wave of
+    chunks per Spark job; the chunks of every wave land in their own places: the one
+    difference (in the last chunk) is found, every row counted."""
+    source_db.execute("CREATE TABLE f (id INT PRIMARY KEY, x FLOAT)")
+    target_db.execute("CREATE TABLE f (id INT PRIMARY KEY, x DOUBLE)")
+    for db in (source_db, target_db):
+        with db.conn.cursor() as cur:
+            cur.executemany("INSERT INTO f VALUES (%s, 0.5)", [(i,) for i in range(1, 1001)])
+    target_db.execute("UPDATE f SET x = 2 WHERE id = 990")
+    schema = source_db.schema
+    config = replace(applier_config,
+                     replication=replace(applier_config.replication,
+                                         type_conversions="ALL_NON_LOSSY",
+                                         do_tables=(f"{schema}.%",),
+                                         checkpoint_table=f"{schema}.ckpt"),
+                     reconcile=replace(applier_config.reconcile, chunk_rows=50,
+                                       catch_up_timeout=30.0, max_rows_per_second=1e9,
+                                       report_dir=str(tmp_path / "reports")))
+    result, folder = job.run(config)
+    (t,) = result.tables
+    assert t.error is None and t.method == "sql+spark", t
+    assert t.chunks > spark.sparkContext.defaultParallelism  # more than one wave
+    assert (t.source_rows, t.replica_rows, t.mismatched) == (1000, 1000, 1), t
+    assert [s["key"] for s in t.samples["mismatched"]] == [{"id": 990}]
+    done = json.loads((folder / "progress.json").read_text())["done"]
+    assert done[0]["rows"] == 1000 and done[0]["verdict"].startswith("1 difference")
