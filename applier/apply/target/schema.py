@@ -7,7 +7,8 @@ Target tables may change while the daemon runs (a column added, dropped or chang
 cache keeps a cheap signature of each table it read (a count and a checksum of its
 COLUMNS and STATISTICS rows, and of its triggers, computed by the server) and, at most every
 ``CHECK_EVERY`` seconds, compares it with the server's: a table that changed is read
-again before the next transaction uses it.
+again before the next transaction uses it. Only tables in use are compared
+(``SchemaCache``), so the cost does not grow with the number of tables cached.
 """
 
 from __future__ import annotations
@@ -36,28 +37,40 @@ _INDEXES = (
 
 CHECK_EVERY = 2.0  # seconds between two signature checks of the cached target tables
 
-_SIGNATURES = (
-    "SELECT c.TABLE_NAME, COUNT(*), SUM(CRC32(CONCAT_WS('|', c.COLUMN_NAME,"
-    " c.ORDINAL_POSITION, c.COLUMN_TYPE, c.IS_NULLABLE, IFNULL(c.COLUMN_DEFAULT, '<none>'),"
-    " c.EXTRA, IFNULL(c.COLLATION_NAME, ''), IFNULL(c.GENERATION_EXPRESSION, '')))),"
-    " (SELECT CONCAT(COUNT(*), '/', IFNULL(SUM(CRC32(CONCAT_WS('|', s.INDEX_NAME,"
-    " s.NON_UNIQUE, s.SEQ_IN_INDEX, s.COLUMN_NAME, IFNULL(s.SUB_PART, '')))), 0))"
-    " FROM information_schema.STATISTICS s"
-    " WHERE s.TABLE_SCHEMA = c.TABLE_SCHEMA AND s.TABLE_NAME = c.TABLE_NAME)"
-    " FROM information_schema.COLUMNS c WHERE c.TABLE_SCHEMA = %s AND c.TABLE_NAME IN ({})"
-    " GROUP BY c.TABLE_SCHEMA, c.TABLE_NAME")
+# Two queries with constant conditions, never a subquery correlated to the outer row:
+# MariaDB answers information_schema.STATISTICS by opening every table of the schema when
+# the table name is not a constant, which made one check of 150 cached tables cost 4.8 s
+# in a schema of 2,000 (0.004 s as two queries; bench/bench_many_tables.py).
+_COLUMN_SIGNATURES = (
+    "SELECT TABLE_NAME, COUNT(*), SUM(CRC32(CONCAT_WS('|', COLUMN_NAME, ORDINAL_POSITION,"
+    " COLUMN_TYPE, IS_NULLABLE, IFNULL(COLUMN_DEFAULT, '<none>'), EXTRA,"
+    " IFNULL(COLLATION_NAME, ''), IFNULL(GENERATION_EXPRESSION, ''))))"
+    " FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = %s AND TABLE_NAME IN ({})"
+    " GROUP BY TABLE_NAME")
+_INDEX_SIGNATURES = (
+    "SELECT TABLE_NAME, CONCAT(COUNT(*), '/', IFNULL(SUM(CRC32(CONCAT_WS('|', INDEX_NAME,"
+    " NON_UNIQUE, SEQ_IN_INDEX, COLUMN_NAME, IFNULL(SUB_PART, '')))), 0))"
+    " FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = %s AND TABLE_NAME IN ({})"
+    " GROUP BY TABLE_NAME")
+_NO_INDEX = "0/0"
 
 Signature = tuple
 
 
 def signatures(conn, schema: str, tables: Iterable[str]) -> dict[str, Signature]:
-    """{table: signature} of the tables of ``schema`` that exist (one query)."""
+    """{table: signature} of the tables of ``schema`` that exist (three queries)."""
     names = list(tables)
     if not names:
         return {}
+    marks = ", ".join(["%s"] * len(names))
     with conn.cursor() as cur:
-        cur.execute(_SIGNATURES.format(", ".join(["%s"] * len(names))), [schema, *names])
-        found = {_text(t): (int(n), str(crc), _text(idx)) for t, n, crc, idx in cur.fetchall()}
+        cur.execute(_COLUMN_SIGNATURES.format(marks), [schema, *names])
+        columns = {_text(t): (int(n), str(crc)) for t, n, crc in cur.fetchall()}
+        indexes = {}
+        if columns:
+            cur.execute(_INDEX_SIGNATURES.format(marks), [schema, *names])
+            indexes = {_text(t): _text(idx) for t, idx in cur.fetchall()}
+    found = {t: sig + (indexes.get(t, _NO_INDEX),) for t, sig in columns.items()}
     fired = triggers.signatures(conn, schema, list(found))  # a trigger added: read again
     return {t: sig + (fired.get(t),) for t, sig in found.items()}
 
@@ -116,23 +129,47 @@ def list_tables(conn, accept: Callable[[str, str], bool]) -> list[tuple[str, str
 
 class SchemaCache:
     """Target definitions, read once, dropped after DDL, and read again when the target
-    table changed (see the module docstring)."""
+    table changed (see the module docstring).
+
+    What a check costs depends on the tables in use, never on how many are cached: every
+    ``check_every`` seconds the tables used since the previous check are compared in one
+    batch; a cached table not used meanwhile is compared when it is used again, before
+    its next row (``stale``/``revalidate``)."""
 
     def __init__(self, conn, check_every: float = CHECK_EVERY):
         self.conn = conn
         self.check_every = check_every
         self._tables: dict[tuple[str, str], TableDef | None] = {}
         self._signatures: dict[tuple[str, str], Signature | None] = {}
+        self._compared: dict[tuple[str, str], float] = {}  # when each was last compared
+        self._used: set[tuple[str, str]] = set()  # used since the last periodic check
         self._checked = time.monotonic()
+        self.compared = 0  # tables compared with the server (tests and benchmarks count)
 
     def get(self, schema: str, table: str) -> TableDef | None:
         key = (schema, table)
+        if key in self._tables and self.stale(schema, table):
+            self.revalidate(schema, table)
         if key not in self._tables:
             # the signature first: a change between the two reads is seen at the next check
             self._signatures[key] = signatures(self.conn, schema, [table]).get(table)
             self._tables[key] = read_table(self.conn, schema, table)
+            self._compared[key] = time.monotonic()
+            self._used.add(key)
             log.debug("read target definition of %s.%s", schema, table)
         return self._tables[key]
+
+    def stale(self, schema: str, table: str) -> bool:
+        """Mark a cached table used; True when it has not been compared with the server for
+        longer than two check periods (it was not in use): compare it before using it."""
+        key = (schema, table)
+        self._used.add(key)
+        at = self._compared.get(key)
+        return at is not None and time.monotonic() - at > 2 * self.check_every
+
+    def revalidate(self, schema: str, table: str) -> bool:
+        """Compare one cached table now; True when it changed (it is dropped)."""
+        return bool(self._compare([(schema, table)]))
 
     def triggers(self, schema: str, table: str) -> list[triggers.Trigger]:
         """The table's triggers, read now (when its plan is built)."""
@@ -141,26 +178,36 @@ class SchemaCache:
     def invalidate(self) -> None:
         self._tables.clear()
         self._signatures.clear()
+        self._compared.clear()
+        self._used.clear()
 
     def changed(self, *, force: bool = False) -> list[tuple[str, str]]:
-        """Tables read before whose definition changed on the target since (checked at
-        most every ``check_every`` seconds unless forced); they are dropped from the cache."""
+        """Tables used since the last check whose definition changed on the target
+        (checked at most every ``check_every`` seconds unless forced); they are dropped
+        from the cache."""
         now = time.monotonic()
-        if not self._tables or (not force and now - self._checked < self.check_every):
+        if not self._used or (not force and now - self._checked < self.check_every):
             return []
         self._checked = now
+        used, self._used = self._used, set()
+        return self._compare([k for k in used if k in self._tables])
+
+    def _compare(self, keys: list[tuple[str, str]]) -> list[tuple[str, str]]:
         by_schema: dict[str, list[str]] = {}
-        for schema, table in self._tables:
+        for schema, table in keys:
             by_schema.setdefault(schema, []).append(table)
-        gone = []
+        now, gone = time.monotonic(), []
         for schema, tables in by_schema.items():
             found = signatures(self.conn, schema, tables)
+            self.compared += len(tables)
             for table in tables:
+                self._compared[(schema, table)] = now
                 if found.get(table) != self._signatures.get((schema, table)):
                     gone.append((schema, table))
         for key in gone:
             self._tables.pop(key, None)
             self._signatures.pop(key, None)
+            self._compared.pop(key, None)
         return gone
 
 
