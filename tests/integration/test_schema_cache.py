@@ -74,3 +74,24 @@ def test_signatures_see_columns_indexes_and_triggers_of_each_table(replica):
         assert signatures(conn, replica.schema, ["b"])["b"] != before["b"]
     finally:
         conn.close()
+
+
+def test_shared_tables_are_those_with_foreign_keys_either_way_or_triggers(replica):
+    from applier.apply.target.schema import foreign_keys_or_triggers, read_table
+
+    replica.tgt("CREATE TABLE parent (id INT PRIMARY KEY)",
+                "CREATE TABLE child (id INT PRIMARY KEY, p INT,"
+                " FOREIGN KEY (p) REFERENCES parent (id))",
+                "CREATE TABLE fired (id INT PRIMARY KEY, v INT)",
+                "CREATE TRIGGER fired_ins BEFORE INSERT ON fired FOR EACH ROW SET NEW.v = 1",
+                "CREATE TABLE alone (id INT PRIMARY KEY)")
+    conn = _target(replica)
+    try:
+        reads = []
+        shared = foreign_keys_or_triggers(conn, after_read=lambda: reads.append(1))
+        found = {t: shared(read_table(conn, replica.schema, t))
+                 for t in ("parent", "child", "fired", "alone")}
+        assert found == {"parent": True, "child": True, "fired": True, "alone": False}
+        assert len(reads) == 4
+    finally:
+        conn.close()

@@ -212,27 +212,48 @@ class SchemaCache:
 
 
 def foreign_keys_or_triggers(conn, before_read: Callable[[], None] | None = None,
-                             after_read: Callable[[], None] | None = None) -> Callable:
+                             after_read: Callable[[], None] | None = None,
+                             every: float = CHECK_EVERY) -> Callable:
     """``shared(target TableDef)`` read on ``conn``: the table has a foreign key, is
     referenced by one, or has triggers (its rows change other rows). ``before_read``:
     called first (the statements in flight on ``conn`` read); ``after_read``: called once
-    read (a commit, when nothing else is open on ``conn``)."""
+    read (a commit, when nothing else is open on ``conn``).
+
+    Which tables of a schema foreign keys reference is one question per schema, kept for
+    ``every`` seconds: asked per table, MariaDB reads every table of the schema to answer
+    it (0.05 s each in a schema of 2,000 tables, where the table's own questions take
+    0.001 s)."""
+    referenced: dict[str, tuple[float, set[str]]] = {}
+
+    def referenced_in(cur, schema: str) -> set[str]:
+        now = time.monotonic()
+        known = referenced.get(schema)
+        if known is None or now - known[0] >= every:
+            cur.execute(_REFERENCED, (schema,))
+            known = (now, {_text(t).lower() for (t,) in cur.fetchall()})
+            referenced[schema] = known
+        return known[1]
+
     def shared(target) -> bool:
         if before_read is not None:
             before_read()
         with conn.cursor() as cur:
-            cur.execute(_SHARED, (target.schema, target.table) * 3)
-            found = cur.fetchone()[0]
+            found = target.table.lower() in referenced_in(cur, target.schema)
+            for sql in _SHARED:
+                if found:
+                    break
+                cur.execute(sql, (target.schema, target.table))
+                found = bool(cur.fetchone()[0])
         if after_read is not None:
             after_read()
-        return bool(found)
+        return found
     return shared
 
 
-_SHARED = (
-    "SELECT (SELECT COUNT(*) FROM information_schema.referential_constraints"
-    "  WHERE constraint_schema = %s AND table_name = %s)"
-    " + (SELECT COUNT(*) FROM information_schema.referential_constraints"
-    "  WHERE unique_constraint_schema = %s AND referenced_table_name = %s)"
-    " + (SELECT COUNT(*) FROM information_schema.triggers"
-    "  WHERE event_object_schema = %s AND event_object_table = %s)")
+_REFERENCED = ("SELECT DISTINCT referenced_table_name FROM information_schema"
+               ".referential_constraints WHERE unique_constraint_schema = %s")
+_SHARED = (  # one question each: constant conditions, answered from the table's own files
+    "SELECT COUNT(*) FROM information_schema.referential_constraints"
+    " WHERE constraint_schema = %s AND table_name = %s",
+    "SELECT COUNT(*) FROM information_schema.triggers"
+    " WHERE event_object_schema = %s AND event_object_table = %s")
