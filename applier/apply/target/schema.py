@@ -37,42 +37,42 @@ _INDEXES = (
 
 CHECK_EVERY = 2.0  # seconds between two signature checks of the cached target tables
 
-# Two queries with constant conditions, never a subquery correlated to the outer row:
-# MariaDB answers information_schema.STATISTICS by opening every table of the schema when
-# the table name is not a constant, which made one check of 150 cached tables cost 4.8 s
-# in a schema of 2,000 (0.004 s as two queries; bench/bench_many_tables.py).
-_COLUMN_SIGNATURES = (
-    "SELECT TABLE_NAME, COUNT(*), SUM(CRC32(CONCAT_WS('|', COLUMN_NAME, ORDINAL_POSITION,"
-    " COLUMN_TYPE, IS_NULLABLE, IFNULL(COLUMN_DEFAULT, '<none>'), EXTRA,"
-    " IFNULL(COLLATION_NAME, ''), IFNULL(GENERATION_EXPRESSION, ''))))"
-    " FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = %s AND TABLE_NAME IN ({})"
-    " GROUP BY TABLE_NAME")
-_INDEX_SIGNATURES = (
-    "SELECT TABLE_NAME, CONCAT(COUNT(*), '/', IFNULL(SUM(CRC32(CONCAT_WS('|', INDEX_NAME,"
-    " NON_UNIQUE, SEQ_IN_INDEX, COLUMN_NAME, IFNULL(SUB_PART, '')))), 0))"
-    " FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = %s AND TABLE_NAME IN ({})"
-    " GROUP BY TABLE_NAME")
-_NO_INDEX = "0/0"
+# One query of three parts with constant conditions, never a subquery correlated to the
+# outer row: MariaDB answers information_schema.STATISTICS by opening every table of the
+# schema when the table name is not a constant, which made one check of 150 cached tables
+# cost 4.8 s in a schema of 2,000 (0.012 s now; bench/bench_many_tables.py).
+_SIGNATURES = (
+    "SELECT 'c', TABLE_NAME, CONCAT(COUNT(*), '/', SUM(CRC32(CONCAT_WS('|', COLUMN_NAME,"
+    " ORDINAL_POSITION, COLUMN_TYPE, IS_NULLABLE, IFNULL(COLUMN_DEFAULT, '<none>'), EXTRA,"
+    " IFNULL(COLLATION_NAME, ''), IFNULL(GENERATION_EXPRESSION, '')))))"
+    " FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = %s AND TABLE_NAME IN ({0})"
+    " GROUP BY TABLE_NAME"
+    " UNION ALL SELECT 'i', TABLE_NAME, CONCAT(COUNT(*), '/', SUM(CRC32(CONCAT_WS('|',"
+    " INDEX_NAME, NON_UNIQUE, SEQ_IN_INDEX, COLUMN_NAME, IFNULL(SUB_PART, '')))))"
+    " FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = %s AND TABLE_NAME IN ({0})"
+    " GROUP BY TABLE_NAME"
+    " UNION ALL SELECT 't', EVENT_OBJECT_TABLE, CONCAT(COUNT(*), '/', SUM(CRC32(CONCAT_WS("
+    " '|', TRIGGER_NAME, ACTION_TIMING, EVENT_MANIPULATION, ACTION_ORDER))))"
+    " FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = %s AND EVENT_OBJECT_SCHEMA = %s"
+    " AND EVENT_OBJECT_TABLE IN ({0}) GROUP BY EVENT_OBJECT_TABLE")
 
-Signature = tuple
+Signature = tuple  # (columns, indexes, triggers): each "count/checksum", or None when none
 
 
 def signatures(conn, schema: str, tables: Iterable[str]) -> dict[str, Signature]:
-    """{table: signature} of the tables of ``schema`` that exist (three queries)."""
+    """{table: signature} of the tables of ``schema`` that exist (one query). Triggers
+    are part of it: a trigger added makes the table's definition read again."""
     names = list(tables)
     if not names:
         return {}
     marks = ", ".join(["%s"] * len(names))
+    parts: dict[str, dict[str, str]] = {"c": {}, "i": {}, "t": {}}
     with conn.cursor() as cur:
-        cur.execute(_COLUMN_SIGNATURES.format(marks), [schema, *names])
-        columns = {_text(t): (int(n), str(crc)) for t, n, crc in cur.fetchall()}
-        indexes = {}
-        if columns:
-            cur.execute(_INDEX_SIGNATURES.format(marks), [schema, *names])
-            indexes = {_text(t): _text(idx) for t, idx in cur.fetchall()}
-    found = {t: sig + (indexes.get(t, _NO_INDEX),) for t, sig in columns.items()}
-    fired = triggers.signatures(conn, schema, list(found))  # a trigger added: read again
-    return {t: sig + (fired.get(t),) for t, sig in found.items()}
+        cur.execute(_SIGNATURES.format(marks),
+                    [schema, *names, schema, *names, schema, schema, *names])
+        for part, table, sig in cur.fetchall():
+            parts[_text(part)][_text(table)] = _text(sig)
+    return {t: (sig, parts["i"].get(t), parts["t"].get(t)) for t, sig in parts["c"].items()}
 
 
 def _dict_rows(cursor) -> list[dict]:
