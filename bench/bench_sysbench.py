@@ -15,7 +15,7 @@ prepare, each replica catches up, timed from its start until it has executed eve
   - the applier with each `parallel_workers` of --workers (in process, as bench_catchup).
 Each result is checked equal to the source's (per table: row count and CRC32 sums of
 every column). Prints the times, transactions/s and each one's ratio to the best native
-replica (its time / ours: above 1 means ours is faster).
+replica whose result is right (its time / this one's: above 1 means faster than it).
 
 --durability relaxed|default as bench_oltp. --hog N runs N busy-looping processes (a
 loaded host) while the replicas catch up, not while sysbench writes.
@@ -204,7 +204,11 @@ def main() -> None:
                           args.native_workers)
             label = f"server {parallel}" + ("" if parallel == "serial"
                                             else f" ({args.native_workers} workers)")
-            results.append((label, took, checksums(target, args.tables) == want))
+            got = checksums(target, args.tables)
+            if got != want:  # seen with MySQL 9.7's writeset replica: see bench/RESULTS.md
+                print(f"{label}: its rows differ from the source's (per table: count, sums)"
+                      f"\n  source  {want}\n  replica {got}")
+            results.append((label, took, got == want))
         for workers in (int(w) for w in args.workers.split(",")):
             reset_target(target, args.tables)
             took, status, _, cpu = catchup_ours(
@@ -215,14 +219,15 @@ def main() -> None:
             results.append((f"applier parallel_workers {workers}", took,
                             checksums(target, args.tables) == want))
     events = int(tps.group(1)) if tps else args.events
-    best = min(t for label, t, _ in results if label.startswith("server"))
+    # the best native replica whose result is right
+    best = min(t for label, t, equal in results if label.startswith("server") and equal)
     for label, took, equal in results:
         print(f"{label}: {took:.2f} s, {events / took:,.0f} transactions/s,"
               f" {'result equal' if equal else 'RESULT DIFFERS'},"
               f" best server / this: {best / took:.2f}")
     print(f"load average at the end {os.getloadavg()[0]:.1f} (hogs: {args.hog})")
-    if not all(equal for _, _, equal in results):
-        raise SystemExit("a replica's result differs from the source's")
+    if not all(equal for label, _, equal in results if label.startswith("applier")):
+        raise SystemExit("the applier's result differs from the source's")
 
 
 if __name__ == "__main__":
