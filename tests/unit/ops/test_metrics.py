@@ -98,6 +98,7 @@ def test_followed_lag_is_read_at_each_scrape():
     lag = [3]
     with Metrics(free_port()) as m:
         m.follow_lag(lambda: lag[0])
+        m.set_state("running")
         m.transaction_applied(1, lag_seconds=1)
         assert scrape(m)[("applier_seconds_behind_source", ())] == 3
         lag[0] = 9
