@@ -92,20 +92,20 @@ class Metrics:
         self.file_registry = CollectorRegistry()  # the textfile's: this process's own only
         self._define(executed)
         self._restore(metricsfile.load_counters(state_dir) if state_dir else {})
+        self._persister = metricsfile.Persister(self.file_registry, textfile, state_dir,
+                                                self._counters)
         if port is not None:
             ProcessCollector(registry=self.registry)
             try:
                 self._server, self._thread = start_http_server(port, addr=host,
                                                                registry=self.registry)
             except OSError as e:
+                self._persister.close()
                 raise ConfigError(f"[daemon] metrics_port: cannot listen on {host}:{port}"
                                   f" ({e.strerror}) — choose a free port or remove"
                                   " metrics_port") from None
             self.port = self._server.server_port
             log.info("metrics on http://%s:%d/metrics", host, self.port)
-        self._persister = metricsfile.Persister(self.file_registry, textfile, state_dir,
-                                                self._counters)
-        self._persister.write()
 
     def _define(self, executed) -> None:
         def both(metric):

@@ -24,6 +24,8 @@ from pathlib import Path
 
 from prometheus_client import CollectorRegistry, write_to_textfile
 
+from applier.errors import ConfigError
+
 log = logging.getLogger(__name__)
 
 COUNTERS_FILE = "metrics.json"
@@ -78,9 +80,18 @@ class Persister:
         self.every = every
         self._lock = threading.Lock()
         self._stop = threading.Event()
+        self.writes = 0
+        if textfile:  # the first write at once: a path that cannot be written stops here
+            try:
+                os.makedirs(os.path.dirname(os.path.abspath(textfile)), exist_ok=True)
+                write_to_textfile(textfile, registry)
+            except OSError as exc:
+                raise ConfigError(f"[daemon] metrics_textfile: cannot write {textfile}"
+                                  f" ({exc.strerror}) — point it at a writable folder"
+                                  " (node_exporter's --collector.textfile.directory) or"
+                                  " remove it") from None
         self._thread = threading.Thread(target=self._run, name="metrics-file", daemon=True)
         self._thread.start()
-        self.writes = 0
 
     def write(self) -> None:
         with self._lock:

@@ -182,3 +182,16 @@ def test_mariadb_gtid_positions_are_labelled_by_domain():
     assert [(s.labels, s.value) for s in family.samples] == [
         ({"domain": "0"}, 50), ({"domain": "2"}, 9)]
     assert gtid_family(None) is None
+
+
+def test_unwritable_textfile_is_a_config_error(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    with pytest.raises(ConfigError, match=r"\[daemon\] metrics_textfile: cannot write "):
+        Metrics(None, textfile=str(blocker / "applier.prom"))
+
+
+def test_textfile_folder_is_created(tmp_path):
+    prom = tmp_path / "new" / "applier.prom"
+    Metrics(None, textfile=str(prom)).close("stopped")
+    assert read_textfile(prom)[("applier_state", (("state", "stopped"),))] == 1
