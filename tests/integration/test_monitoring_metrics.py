@@ -58,6 +58,22 @@ def expressions() -> list[str]:
     return exprs
 
 
+def legend_labels() -> list[tuple[str, list[set[str]]]]:
+    """(expression, label groups) of the dashboard's legends: every group must be a
+    label of a metric of the expression; ``{{a}}{{b}}`` (adjacent) means a or b (MySQL's
+    source_uuid, MariaDB's domain)."""
+    dashboard = json.loads((MONITORING / "grafana-dashboard.json").read_text())
+    out = []
+    for t in (t for p in dashboard["panels"] for t in p["targets"]):
+        groups = []
+        for run in re.findall(r"(?:\{\{\w+\}\})+", t.get("legendFormat", "")):
+            labels = set(re.findall(r"\{\{(\w+)\}\}", run)) - SCRAPE_LABELS
+            if labels:
+                groups.append(labels)
+        out.append((t["expr"], groups))
+    return out
+
+
 def used() -> dict[str, set[str]]:
     """Metric name -> the labels the expressions use on it (matchers, and by/on lists of
     an expression naming only that metric family)."""
@@ -135,3 +151,7 @@ def test_every_metric_monitoring_uses_is_exported(spark, replica, tmp_path):
     missing = {n: labels - have.get(n, set()) for n, labels in wanted.items()
                if n not in have or labels - have[n]}
     assert not missing, f"used by monitoring/ but not exported (name: labels): {missing}"
+    for expr, groups in legend_labels():
+        labels = set().union(*(have.get(m[1], set()) for m in NAME.finditer(expr)))
+        for group in groups:
+            assert group & labels, f"legend of {expr!r} uses {group}, exported: {labels}"
