@@ -116,4 +116,7 @@ class Persister:
 
     def _run(self) -> None:
         while not self._stop.wait(self.every):
-            self.write()
+            try:
+                self.write()
+            except Exception:  # noqa: BLE001 - the next write (and the final one) still come
+                log.warning("writing the metrics files failed", exc_info=True)
