@@ -266,7 +266,7 @@ class Daemon:
                 self.live.totals.transactions = saved.transactions_applied
                 self.live.totals.rows = saved.rows_applied
                 self.metrics.resume(saved.transactions_applied, saved.rows_applied)
-                self.metrics.position(saved.position, committed=False)
+                self.metrics.position(saved.position, saved_at=saved.updated_at)
             self._phase = "preparing the target session"
             applier = TransactionApplier.on_connection(target, self.checkpoint, self.options,
                                                        self.live.totals)

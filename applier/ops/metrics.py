@@ -13,7 +13,7 @@ applier_lookups_total{kind}, applier_errors_total{code} (these three continue fr
 ``state_dir/metrics.json``), applier_source_log_pos, applier_source_log_file_number,
 applier_gtid_executed_transactions{source_uuid} (MySQL: transactions in the executed set
 per source UUID) or {domain} (MariaDB: the last sequence number per domain),
-applier_checkpoint_timestamp_seconds (the last commit), applier_last_error_code,
+applier_checkpoint_timestamp_seconds (the checkpoint's last commit), applier_last_error_code,
 applier_last_error_timestamp_seconds, applier_metrics_updated_timestamp_seconds (when this
 text was made: a stale textfile shows a process that ended without writing its stop), and
 on the endpoint only process_* (CPU, memory, fds).
@@ -24,6 +24,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter as Tally
+from datetime import UTC, datetime
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, ProcessCollector, start_http_server
 from prometheus_client.core import GaugeMetricFamily
@@ -35,6 +36,15 @@ from applier.errors import ConfigError
 from applier.ops import metricsfile
 
 log = logging.getLogger(__name__)
+
+
+def utc_seconds(text: str) -> float | None:
+    """``YYYY-MM-DD HH:MM:SS[.ffffff]`` in UTC as Unix time; None when it is not that."""
+    try:
+        return datetime.fromisoformat(text.strip()).replace(tzinfo=UTC).timestamp()
+    except (ValueError, AttributeError):
+        log.warning("checkpoint updated_at %r is not a timestamp", text)
+        return None
 
 
 def gtid_family(executed) -> GaugeMetricFamily | None:
@@ -139,8 +149,8 @@ class Metrics:
                                     " applier_source_log_pos (mysql-bin.000010: 10)",
                                     registry=None))
         self._committed_at = both(Gauge("applier_checkpoint_timestamp_seconds",
-                                        "When this process last committed a transaction"
-                                        " and its checkpoint (Unix time)", registry=None))
+                                        "When the checkpoint was last committed (Unix"
+                                        " time)", registry=None))
         self._error_code = both(Gauge("applier_last_error_code", "Code of the error that"
                                       " stopped replication; 0 when none", registry=None))
         self._error_time = both(Gauge("applier_last_error_timestamp_seconds",
@@ -203,14 +213,19 @@ class Metrics:
             self._rows.inc(rows - self._applied[1])
             self._applied[1] = rows
 
-    def position(self, position, committed: bool = True) -> None:
-        """Where the checkpoint is (after each commit, and as loaded at a session start)."""
+    def position(self, position, saved_at: str | None = None) -> None:
+        """Where the checkpoint is: after each commit (committed now), or as loaded at a
+        session start with the row's ``updated_at`` (UTC text, the daemon's session)."""
         if not self._on or position is None:
             return
         self._log_pos.set(position.log_pos)
         self._log_file.set(file_number(position.log_file))
-        if committed:
+        if saved_at is None:
             self._committed_at.set(time.time())
+            return
+        at = utc_seconds(saved_at)
+        if at is not None:
+            self._committed_at.set(at)
 
     def transaction_applied(self, rows: int, lag_seconds: float | None = None) -> None:
         if not self._on:

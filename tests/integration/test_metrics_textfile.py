@@ -76,6 +76,8 @@ def test_error_stop_stays_in_the_textfile_and_counters_continue(replica, tmp_pat
     assert after[("applier_last_error_code", ())] == 1032
     assert after[("applier_last_error_timestamp_seconds", ())] > 0
     assert after[("applier_errors_total", (("code", "1032"),))] == 1
+    # from the checkpoint row read at the start (nothing committed since): parsed, not 0
+    assert after[("applier_checkpoint_timestamp_seconds", ())] > 0
     assert_position_matches(after, stopped)
     assert stopped["transactions_applied"] == caught_up["transactions_applied"]
 

@@ -13,7 +13,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from applier.core.gtidset import MariaDBGtidPos, MySQLGtidSet
 from applier.core.position import Position
 from applier.errors import ConfigError
-from applier.ops.metrics import LOOKUP_KINDS, Metrics, gtid_family
+from applier.ops.metrics import LOOKUP_KINDS, Metrics, gtid_family, utc_seconds
 
 
 def scrape(m: Metrics) -> dict[tuple[str, tuple], float]:
@@ -195,3 +195,13 @@ def test_textfile_folder_is_created(tmp_path):
     prom = tmp_path / "new" / "applier.prom"
     Metrics(None, textfile=str(prom)).close("stopped")
     assert read_textfile(prom)[("applier_state", (("state", "stopped"),))] == 1
+
+
+def test_checkpoint_time_at_start_is_the_rows_updated_at_in_utc(tmp_path):
+    assert utc_seconds("1970-01-02 00:00:00.500000") == 86400.5
+    assert utc_seconds("not a time") is None
+    with Metrics(free_port()) as m:
+        m.position(Position("binlog.000003", 4), saved_at="2026-01-01 00:00:00.000000")
+        got = scrape(m)
+    assert got[("applier_checkpoint_timestamp_seconds", ())] == 1767225600
+    assert got[("applier_source_log_file_number", ())] == 3
