@@ -55,6 +55,8 @@ KEYS: dict[str, dict[str, tuple[Check, str]]] = {
         "progress_every": (validate.integer(1), "progress_every = 1000"),
         "metrics_port": (validate.integer(1, 65535), "metrics_port = 9104 (or leave it out: off)"),
         "metrics_host": (validate.string(), 'metrics_host = "127.0.0.1"'),
+        "metrics_textfile": (validate.prom_file,
+                             'metrics_textfile = "/var/lib/node_exporter/textfile/applier.prom"'),
         "stop_timeout": (validate.number(1), "stop_timeout = 60"),
         "reconnect_timeout": (validate.number(1), "reconnect_timeout = 300"),
     },
@@ -64,6 +66,8 @@ KEYS: dict[str, dict[str, tuple[Check, str]]] = {
         "chunk_rows": (validate.integer(1), "chunk_rows = 100000"),
         "catch_up_timeout": (validate.number(0), "catch_up_timeout = 120"),
         "tables": (validate.patterns, 'tables = ["shop.orders"]'),
+        "metrics_textfile": (validate.prom_file,
+                             'metrics_textfile = "/var/lib/node_exporter/textfile/reconcile.prom"'),
     },
 }
 SECRET_KEYS = frozenset({"password"})

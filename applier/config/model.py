@@ -84,6 +84,7 @@ class DaemonConfig:
     progress_every: int = 1000  # one INFO line per N transactions
     metrics_port: int | None = None  # Prometheus text endpoint, off when None
     metrics_host: str = "127.0.0.1"  # listen address of the endpoint (0.0.0.0 in a container)
+    metrics_textfile: str | None = None  # a .prom file kept after the process (node_exporter)
     stop_timeout: float = 60.0
     reconnect_timeout: float = 300.0  # give up (exit 4 or 3) after an outage this long
 
@@ -95,6 +96,7 @@ class ReconcileConfig:
     chunk_rows: int = 100000
     catch_up_timeout: float = 120.0
     tables: tuple[str, ...] = ()
+    metrics_textfile: str | None = None  # each run's results as a .prom file (node_exporter)
 
 
 @dataclass(frozen=True)
