@@ -137,8 +137,8 @@ def ours(src_cfg, tgt_cfg, start, state: Path, profile: bool, overlap: bool = Tr
     cfg = Config(source=src_cfg, target=tgt_cfg,
                  replication=dataclasses.replace(
                      ReplicationConfig(), start=f"{start.log_file}:{start.log_pos}",
-                     do_tables=("bench.%",), checkpoint_table="bench_meta.checkpoint",
-                     **replication),
+                     **{"do_tables": ("bench.%",), "checkpoint_table": "bench_meta.checkpoint",
+                        **replication}),
                  daemon=DaemonConfig(state_dir=str(state), progress_every=10**9))
     daemon = Daemon(cfg, until_caught_up=True)
     daemon.overlap = overlap  # the reader thread (profiled on its own, added: below)

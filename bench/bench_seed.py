@@ -9,6 +9,9 @@ applier's value model, passes it through the converters and writes it back), the
      alone is reported too, from the seed's summary line);
   2. the target emptied, then `mariadb-dump --single-transaction --no-create-info bench t
      | mariadb bench` (MariaDB), or the MySQL chroot's mysqldump | mysql (MySQL);
+  3. the target emptied, then Debian's mydumper (--trx-consistency-only, 100,000-row
+     chunks, --readers threads, 4 by default) into files and myloader from them: the
+     best dump-and-load tool with the same consistency (timed together);
 
 checks that both leave the same row count and prints the figures side by side. Run on
 purpose, not in tests:
@@ -22,6 +25,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -92,6 +96,27 @@ def run_dump(flavor: str, src, tgt) -> float:
     return time.perf_counter() - t0
 
 
+def run_mydumper(src, tgt, folder: Path, threads: int) -> float:
+    """mydumper (a consistent snapshot: --trx-consistency-only, as the seed's) into files,
+    then myloader into the target: seconds for both, the files removed after."""
+    out = folder / "mydumper"
+    shutil.rmtree(out, ignore_errors=True)
+    common = ["-u", src.user, "-t", str(threads)]
+    dump = ["mydumper", *common, "-h", src.host, "-P", str(src.port), "-B", "bench",
+            "-T", "t", "--no-schemas", "--trx-consistency-only", "-r", "100000",
+            "-o", str(out)]
+    load = ["myloader", *common, "-h", tgt.host, "-P", str(tgt.port), "-B", "bench",
+            "-d", str(out)]
+    t0 = time.perf_counter()
+    for cmd in (dump, load):
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise SystemExit(f"{cmd[0]} failed ({done.returncode}): {done.stderr[-2000:]}")
+    took = time.perf_counter() - t0
+    shutil.rmtree(out, ignore_errors=True)
+    return took
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=int, default=1_000_000)
@@ -139,13 +164,20 @@ def main() -> None:
         target.commit()
         t_dump = run_dump(args.flavor, info.source, info.target)
         dumped = count(target)
-        assert seeded == dumped == args.rows, (seeded, dumped, args.rows)
+        with target.cursor() as cur:
+            cur.execute("TRUNCATE TABLE bench.t")
+        target.commit()
+        t_mydumper = run_mydumper(info.source, info.target, Path(args.dir),
+                                  args.readers or 4)
+        loaded = count(target)
+        assert seeded == dumped == loaded == args.rows, (seeded, dumped, loaded, args.rows)
         print(f"\n{args.rows} rows, {args.flavor}, {info.source.flavor} sandbox, "
               f"readers={args.readers or 'default'}")
         print(f"{'method':<42}{'seconds':>10}{'rows/s':>12}")
         for name, secs in (("applier seed (command, Spark start-up incl.)", t_seed),
                            ("applier seed (copy: the Spark job)", t_copy),
-                           ("dump | load (client tools)", t_dump)):
+                           ("dump | load (client tools)", t_dump),
+                           (f"mydumper + myloader ({args.readers or 4} threads)", t_mydumper)):
             print(f"{name:<42}{secs:>10.1f}{args.rows / secs:>12,.0f}")
     finally:
         Sandbox(Path(args.dir)).down()

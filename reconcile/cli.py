@@ -98,7 +98,7 @@ def run(ctx, config_path: str, tables: str | None, report_dir: str | None,
         master: str | None, quiet: bool, traceback: bool) -> None:
     """Compare the tables; write report.json, report.html and repair.sql."""
     from applier.config import load_config
-    from reconcile import job
+    from reconcile import job, metricsfile
     from reconcile.progress import RunProgress
 
     if traceback:
@@ -106,10 +106,15 @@ def run(ctx, config_path: str, tables: str | None, report_dir: str | None,
     config = load_config(config_path)
     logsafe.register(config.source.password, config.target.password)
     logsafe.guard()
-    result, folder = job.run(config, tables=_tables(tables), report_dir=report_dir,
-                             master=master, progress=RunProgress(quiet=quiet))
+    try:
+        result, folder = job.run(config, tables=_tables(tables), report_dir=report_dir,
+                                 master=master, progress=RunProgress(quiet=quiet))
+    except Exception:  # no verdict: the textfile still records the run
+        metricsfile.write(config.reconcile.metrics_textfile, None, ReconcileStatus.ERROR)
+        raise
     click.echo(f"{folder}/report.json")
     status = status_of(result)
+    metricsfile.write(config.reconcile.metrics_textfile, result, status)
     for message in result.errors:
         click.echo(f"reconcile: error: {logsafe.scrub(message)}", err=True)
     click.echo(summary(result, status), err=True)

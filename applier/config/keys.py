@@ -55,6 +55,8 @@ KEYS: dict[str, dict[str, tuple[Check, str]]] = {
         "progress_every": (validate.integer(1), "progress_every = 1000"),
         "metrics_port": (validate.integer(1, 65535), "metrics_port = 9104 (or leave it out: off)"),
         "metrics_host": (validate.string(), 'metrics_host = "127.0.0.1"'),
+        "metrics_textfile": (validate.prom_file,
+                             'metrics_textfile = "/var/lib/node_exporter/textfile/applier.prom"'),
         "stop_timeout": (validate.number(1), "stop_timeout = 60"),
         "reconnect_timeout": (validate.number(1), "reconnect_timeout = 300"),
     },
@@ -66,6 +68,8 @@ KEYS: dict[str, dict[str, tuple[Check, str]]] = {
         "tables": (validate.patterns, 'tables = ["shop.orders"]'),
         "max_rows_per_second": (validate.number(1), "max_rows_per_second = 50000"),
         "max_replica_lag": (validate.number(0), "max_replica_lag = 10"),
+        "metrics_textfile": (validate.prom_file,
+                             'metrics_textfile = "/var/lib/node_exporter/textfile/reconcile.prom"'),
     },
 }
 SECRET_KEYS = frozenset({"password"})

@@ -84,6 +84,7 @@ class DaemonConfig:
     progress_every: int = 1000  # one INFO line per N transactions
     metrics_port: int | None = None  # Prometheus text endpoint, off when None
     metrics_host: str = "127.0.0.1"  # listen address of the endpoint (0.0.0.0 in a container)
+    metrics_textfile: str | None = None  # a .prom file kept after the process (node_exporter)
     stop_timeout: float = 60.0
     reconnect_timeout: float = 300.0  # give up (exit 4 or 3) after an outage this long
 
@@ -97,6 +98,7 @@ class ReconcileConfig:
     tables: tuple[str, ...] = ()
     max_rows_per_second: float | None = None  # source rows read per second; None: no limit
     max_replica_lag: float | None = None  # pause source reads while the replica lags more
+    metrics_textfile: str | None = None  # each run's results as a .prom file (node_exporter)
 
 
 @dataclass(frozen=True)

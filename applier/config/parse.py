@@ -99,6 +99,8 @@ def _daemon(v: dict, base_dir: Path | None, environ: Mapping[str, str]) -> Daemo
         kw["state_dir"] = resolve(kw["state_dir"], base_dir)
     elif environ.get("STATE_DIRECTORY"):  # set by systemd's StateDirectory=
         kw["state_dir"] = environ["STATE_DIRECTORY"].split(":")[0]
+    if "metrics_textfile" in kw:
+        kw["metrics_textfile"] = resolve(kw["metrics_textfile"], base_dir)
     return DaemonConfig(**kw)
 
 
@@ -107,6 +109,8 @@ def _reconcile(v: dict, base_dir: Path | None) -> ReconcileConfig:
     kw["report_dir"] = resolve(kw.get("report_dir", ReconcileConfig.report_dir), base_dir)
     if "jdbc_jar" in kw:
         kw["jdbc_jar"] = resolve(kw["jdbc_jar"], base_dir)
+    if "metrics_textfile" in kw:
+        kw["metrics_textfile"] = resolve(kw["metrics_textfile"], base_dir)
     return ReconcileConfig(**kw)
 
 
@@ -144,7 +148,8 @@ def parse_config(text: str, *, base_dir: Path | None = None,
                  environ: Mapping[str, str] | None = None) -> Config:
     """TOML text -> frozen Config, validated up front.
 
-    Relative paths (state_dir, password_file, ssl_*, report_dir, jdbc_jar) are taken
+    Relative paths (state_dir, password_file, ssl_*, report_dir, jdbc_jar,
+    metrics_textfile) are taken
     relative to ``base_dir`` (the config file's folder) when it is given. ``environ``
     (default ``os.environ``) serves password_env and systemd's STATE_DIRECTORY.
     Raises ConfigError: one line per problem, each naming the key and the fix."""

@@ -83,6 +83,15 @@ def string(empty_ok: bool = False) -> Check:
     return check
 
 
+def prom_file(v: Any) -> str:
+    """A metrics textfile: node_exporter's textfile collector reads only ``*.prom``."""
+    path = string()(v)
+    if not path.endswith(".prom"):
+        raise Invalid("a path ending in .prom (node_exporter's textfile collector reads only"
+                      " *.prom files)")
+    return path
+
+
 def choice(*options: str) -> Check:
     canon = {o.lower(): o for o in options}
 

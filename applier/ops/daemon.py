@@ -156,7 +156,9 @@ class Daemon:
     # -- running ------------------------------------------------------------------------
     def run(self) -> ExitStatus:
         """Run until caught up (if asked), stopped, or stopped by an error."""
-        self.metrics = Metrics(self.cfg.daemon.metrics_port, self.cfg.daemon.metrics_host)
+        d = self.cfg.daemon
+        self.metrics = Metrics(d.metrics_port, d.metrics_host, textfile=d.metrics_textfile,
+                               state_dir=d.state_dir, executed=lambda: self.checkpoint.executed)
         self.metrics.follow_lag(lambda: self.live.lag() or 0)
         self.status_file.follow(self._live_snapshot)
         retrying = self.outage.retrying(lambda: self._replicated, self._retrying)
@@ -168,8 +170,8 @@ class Daemon:
             pass
         except ApplierError as exc:
             return self._stopped_on(exc)
-        finally:
-            self.metrics.close()
+        finally:  # the textfile keeps the last state: error, else stopped
+            self.metrics.close("error" if self.live.state == "error" else "stopped")
             self.status_file.close()  # what is pending is written; later writes are at once
             if self.notify:
                 self.notify.stopping()
@@ -192,6 +194,7 @@ class Daemon:
         self.live.last_error_time = time.strftime("%Y-%m-%d %H:%M:%S")
         self.live.last_error_position = str(self.live.position or "")
         self.metrics.error(exc.code)
+        self.metrics.stopped_on(exc.code)
         log.error("replication stopped: %s", exc)
         self._set_state("error")
         return exc.exit_status
@@ -262,6 +265,8 @@ class Daemon:
                 self.live.position = saved.position
                 self.live.totals.transactions = saved.transactions_applied
                 self.live.totals.rows = saved.rows_applied
+                self.metrics.resume(saved.transactions_applied, saved.rows_applied)
+                self.metrics.position(saved.position, saved_at=saved.updated_at)
             self._phase = "preparing the target session"
             applier = TransactionApplier.on_connection(target, self.checkpoint, self.options,
                                                        self.live.totals)
@@ -397,6 +402,7 @@ class Daemon:
             self.metrics.transaction_skipped()
         else:
             self.metrics.transaction_applied(rows, lag)
+        self.metrics.position(txn.end)
         for kind, n in lookups.items():
             self.metrics.lookup(kind, n)
         if self.notify:

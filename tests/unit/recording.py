@@ -146,6 +146,9 @@ class Schemas:
     def changed(self, *, force=False):
         return []
 
+    def stale(self, schema, table):
+        return False
+
     def triggers(self, schema, table):
         return self.found
 

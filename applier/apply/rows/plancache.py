@@ -66,7 +66,12 @@ class PlanCache:
         cached = self._plans.get(key)
         if cached is not None and (cached.mapping.source is table
                                    or cached.mapping.source == table):
-            return cached
+            if not self.schemas.stale(cached.schema, cached.table):
+                return cached
+            self.before_read()  # not used for a while: compare its target definition now
+            if not self.schemas.revalidate(cached.schema, cached.table):
+                return cached
+            self._drop((cached.schema, cached.table))
         self.before_read()
         tname = self.names.target_of(table.schema, table.table)
         if tname == key:
@@ -107,11 +112,15 @@ class PlanCache:
         """Forget the plans of target tables whose definition changed; True if any."""
         changed = self.schemas.changed(force=force)
         for key in changed:
-            log.info("target table %s.%s changed: its definition is read again", *key)
-            for source, plan in list(self._plans.items()):  # keyed by source names
-                if (plan.schema, plan.table) == key:
-                    self._plans.pop(source, None)
+            self._drop(key)
         return bool(changed)
+
+    def _drop(self, target: tuple[str, str]) -> None:
+        """The plans of a target table whose definition changed."""
+        log.info("target table %s.%s changed: its definition is read again", *target)
+        for source, plan in list(self._plans.items()):  # keyed by source names
+            if (plan.schema, plan.table) == target:
+                self._plans.pop(source, None)
 
 
 def as_target(mapping: TableMapping) -> SourceTable:

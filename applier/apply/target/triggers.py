@@ -24,13 +24,6 @@ _LIST = ("SELECT TRIGGER_NAME, ACTION_TIMING, EVENT_MANIPULATION"
          " FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = %s"
          " AND EVENT_OBJECT_SCHEMA = %s AND EVENT_OBJECT_TABLE = %s"
          " ORDER BY EVENT_MANIPULATION, ACTION_TIMING, ACTION_ORDER")
-_SIGNATURES = (
-    "SELECT EVENT_OBJECT_TABLE, COUNT(*), SUM(CRC32(CONCAT_WS('|', TRIGGER_NAME,"
-    " ACTION_TIMING, EVENT_MANIPULATION, ACTION_ORDER)))"
-    " FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = %s"
-    " AND EVENT_OBJECT_SCHEMA = %s AND EVENT_OBJECT_TABLE IN ({})"
-    " GROUP BY EVENT_OBJECT_TABLE")
-
 
 @dataclass(frozen=True)
 class Trigger:
@@ -52,16 +45,6 @@ def triggers_on(conn, schema: str, table: str) -> list[Trigger]:
     with conn.cursor() as cur:
         cur.execute(_LIST, (schema, schema, table))
         return [Trigger(schema, _text(n), _text(t), _text(e)) for n, t, e in cur.fetchall()]
-
-
-def signatures(conn, schema: str, tables: list[str]) -> dict[str, tuple]:
-    """{table: (count, checksum)} of the tables of ``schema`` that have triggers."""
-    if not tables:
-        return {}
-    with conn.cursor() as cur:
-        cur.execute(_SIGNATURES.format(", ".join(["%s"] * len(tables))),
-                    [schema, schema, *tables])
-        return {_text(t): (int(n), str(crc)) for t, n, crc in cur.fetchall()}
 
 
 def advice(qualified: str, found: list[Trigger]) -> str:

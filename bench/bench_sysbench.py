@@ -1,0 +1,234 @@
+"""Real sysbench (issue 34): the applier against the server's own replicas, single-threaded
+and parallel, side by side in one run, on the same sandbox servers.
+
+Debian's `sysbench` (installed by scripts/setup) prepares --tables tables of --table-size
+rows on the source; the target gets the same rows outside any binlog and keeps a copy
+(`sbtest_base`) to start every replica from the same state. Then, with nothing
+replicating, `sysbench oltp_read_write` (or --mode oltp_write_only) runs --events
+transactions from --threads client threads on the source. From the position after the
+prepare, each replica catches up, timed from its start until it has executed everything:
+  - the server's single-threaded replica (MariaDB slave_parallel_threads=0; MySQL
+    replica_parallel_workers=1);
+  - the server's parallel replicas (MariaDB: optimistic and conservative parallel mode,
+    --native-workers threads; MySQL: its writeset-based multi-threaded applier with
+    --native-workers workers, commit order preserved);
+  - the applier with each `parallel_workers` of --workers (in process, as bench_catchup).
+Each result is checked equal to the source's (per table: row count and CRC32 sums of
+every column). Prints the times, transactions/s and each one's ratio to the best native
+replica whose result is right (its time / this one's: above 1 means faster than it).
+
+--durability relaxed|default as bench_oltp. --hog N runs N busy-looping processes (a
+loaded host) while the replicas catch up, not while sysbench writes.
+
+    flock /tmp/bench.lock .venv/bin/python -m bench.bench_sysbench --flavor mariadb
+    flock /tmp/bench.lock .venv/bin/python -m bench.bench_sysbench --flavor mysql --hog 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from applier.connection.factory import connect
+from applier.sandbox.servers import Sandbox
+from bench.bench_catchup import _one
+from bench.bench_catchup import ours as catchup_ours
+from bench.bench_oltp import set_durability
+from tests.integration.harness import source_now
+
+CHECK = ("SELECT COUNT(*), SUM(k), SUM(CRC32(CONCAT_WS('|', id, k, c, pad))),"
+         " BIT_XOR(CRC32(CONCAT_WS('|', id, k, c, pad))) FROM sbtest.{t}")
+
+
+def sysbench(cfg, mode: str, command: str, args) -> str:
+    exe = shutil.which("sysbench")
+    if exe is None:
+        raise SystemExit("sysbench is not installed: run scripts/setup (it installs it)")
+    cmd = [exe, mode, "--db-driver=mysql", f"--mysql-host={cfg.host}",
+           f"--mysql-port={cfg.port}", f"--mysql-user={cfg.user}",
+           f"--mysql-password={cfg.password}", "--mysql-db=sbtest", "--mysql-ssl=off",
+           f"--tables={args.tables}", f"--table-size={args.table_size}",
+           f"--threads={args.threads if command == 'run' else 1}",
+           f"--events={args.events}", "--time=0", "--rand-seed=1", "--report-interval=0",
+           command]
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"sysbench {command} failed: {done.stdout[-1500:]}"
+                         f"{done.stderr[-1500:]}")
+    return done.stdout
+
+
+def _run(conn, *statements: str) -> None:
+    with conn.cursor() as cur:
+        for sql in statements:
+            cur.execute(sql)
+    conn.commit()
+
+
+def checksums(conn, tables: int) -> list[tuple]:
+    conn.commit()  # a new snapshot: what is there now
+    return [_one(conn, CHECK.format(t=f"sbtest{i}")) for i in range(1, tables + 1)]
+
+
+def copy_to_target(source, target, tables: int) -> None:
+    """sbtest and its base copy on the target, with the source's rows (outside any binlog:
+    the target logs nothing that matters here)."""
+    _run(target, "DROP DATABASE IF EXISTS sbtest", "DROP DATABASE IF EXISTS sbtest_base",
+         "CREATE DATABASE sbtest", "CREATE DATABASE sbtest_base")
+    for i in range(1, tables + 1):
+        ddl = _one(source, f"SHOW CREATE TABLE sbtest.sbtest{i}")[1]
+        _run(target, "USE sbtest_base", ddl)
+        with source.cursor() as cur:
+            cur.execute(f"SELECT id, k, c, pad FROM sbtest.sbtest{i}")
+            rows = cur.fetchall()
+        with target.cursor() as cur:
+            for at in range(0, len(rows), 1000):
+                cur.executemany(f"INSERT INTO sbtest_base.sbtest{i} VALUES (%s, %s, %s, %s)",
+                                rows[at:at + 1000])
+        target.commit()
+    _run(target, "USE sbtest")
+
+
+def reset_target(target, tables: int) -> None:
+    """sbtest as it was after the prepare; the applier's checkpoint gone."""
+    _run(target, "DROP DATABASE IF EXISTS sbtest", "DROP DATABASE IF EXISTS sbtest_meta",
+         "CREATE DATABASE sbtest")
+    for i in range(1, tables + 1):
+        _run(target, f"CREATE TABLE sbtest.sbtest{i} LIKE sbtest_base.sbtest{i}",
+             f"INSERT INTO sbtest.sbtest{i} SELECT * FROM sbtest_base.sbtest{i}")
+
+
+def native(flavor: str, src, target, start, end, parallel: str, workers: int) -> float:
+    """The server's own replica from ``start`` until it has executed ``end``: seconds.
+    ``parallel``: "serial", or MariaDB's "optimistic"/"conservative", or MySQL's
+    "writeset"."""
+    maria = flavor == "mariadb"
+    stop, reset = ("STOP SLAVE", "RESET SLAVE ALL") if maria else ("STOP REPLICA",
+                                                                   "RESET REPLICA ALL")
+    with target.cursor() as cur:
+        cur.execute(stop)
+        cur.execute(reset)
+        if maria:
+            threads = 0 if parallel == "serial" else workers
+            cur.execute(f"SET GLOBAL slave_parallel_threads = {threads}")
+            if parallel != "serial":
+                cur.execute(f"SET GLOBAL slave_parallel_mode = '{parallel}'")
+            cur.execute(f"CHANGE MASTER TO MASTER_HOST='{src.host}', MASTER_PORT={src.port},"
+                        f" MASTER_USER='{src.user}', MASTER_PASSWORD='{src.password}',"
+                        f" MASTER_LOG_FILE='{start.log_file}', MASTER_LOG_POS={start.log_pos},"
+                        " MASTER_USE_GTID=no")
+            t0 = time.perf_counter()
+            cur.execute("START SLAVE")
+            cur.execute("SELECT MASTER_POS_WAIT(%s, %s, 3600)", (end.log_file, end.log_pos))
+        else:
+            cur.execute("SET GLOBAL replica_parallel_workers = "
+                        f"{1 if parallel == 'serial' else workers}")
+            cur.execute("SET GLOBAL replica_preserve_commit_order = ON")
+            cur.execute(f"CHANGE REPLICATION SOURCE TO SOURCE_HOST='{src.host}',"
+                        f" SOURCE_PORT={src.port}, SOURCE_USER='{src.user}',"
+                        f" SOURCE_PASSWORD='{src.password}', SOURCE_LOG_FILE='{start.log_file}',"
+                        f" SOURCE_LOG_POS={start.log_pos}, GET_SOURCE_PUBLIC_KEY=1,"
+                        " SOURCE_SSL=0")
+            t0 = time.perf_counter()
+            cur.execute("START REPLICA")
+            cur.execute("SELECT SOURCE_POS_WAIT(%s, %s, 3600)", (end.log_file, end.log_pos))
+        waited = cur.fetchone()[0]
+        elapsed = time.perf_counter() - t0
+        if waited is None or waited < 0:
+            raise SystemExit(f"the server's replica ({parallel}) did not catch up ({waited})")
+        cur.execute(stop)
+        cur.execute(reset)
+    return elapsed
+
+
+@contextlib.contextmanager
+def cpu_hogs(n: int):
+    """n processes busy-looping (only while the replicas catch up)."""
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
+    try:
+        yield
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--flavor", choices=["mysql", "mariadb"], default="mariadb")
+    ap.add_argument("--mode", choices=["oltp_read_write", "oltp_write_only"],
+                    default="oltp_read_write")
+    ap.add_argument("--tables", type=int, default=4)
+    ap.add_argument("--table-size", type=int, default=10000)
+    ap.add_argument("--threads", type=int, default=8, help="sysbench client threads")
+    ap.add_argument("--events", type=int, default=20000, help="sysbench transactions")
+    ap.add_argument("--native-workers", type=int, default=4)
+    ap.add_argument("--workers", default="1,4", help="the applier's parallel_workers to run")
+    ap.add_argument("--durability", choices=["relaxed", "default"], default="default")
+    ap.add_argument("--hog", type=int, default=0, help="busy processes while replicas run")
+    ap.add_argument("--dir", default=None)
+    args = ap.parse_args()
+    base = Path(args.dir or f"/tmp/bench-sysbench-{args.flavor}")
+    info = Sandbox(base, flavor=args.flavor).up()
+    src_cfg, tgt_cfg = info.source.server_config(), info.target.server_config()
+    source, target = connect(src_cfg, autocommit=False), connect(tgt_cfg, autocommit=False)
+    for conn in (source, target):
+        print(f"durability {args.durability}:", set_durability(conn, args.durability))
+    _run(source, "DROP DATABASE IF EXISTS sbtest", "CREATE DATABASE sbtest")
+    sysbench(src_cfg, args.mode, "prepare", args)
+    copy_to_target(source, target, args.tables)
+    start = source_now(src_cfg)
+    t0 = time.perf_counter()
+    out = sysbench(src_cfg, args.mode, "run", args)
+    wrote = time.perf_counter() - t0
+    end = source_now(src_cfg)
+    tps = re.search(r"transactions:\s+(\d+)\s+\(([\d.]+) per sec", out)
+    print(f"{args.flavor}: sysbench {args.mode}, {args.threads} threads, {args.tables} tables"
+          f" of {args.table_size}: {tps.group(1) if tps else '?'} transactions written in"
+          f" {wrote:.1f} s; load average {os.getloadavg()[0]:.1f}")
+    want = checksums(source, args.tables)
+    natives = ["serial"] + (["optimistic", "conservative"] if args.flavor == "mariadb"
+                            else ["writeset"])
+    results: list[tuple[str, float, bool]] = []
+    with cpu_hogs(args.hog):
+        for parallel in natives:
+            reset_target(target, args.tables)
+            took = native(args.flavor, src_cfg, target, start, end, parallel,
+                          args.native_workers)
+            label = f"server {parallel}" + ("" if parallel == "serial"
+                                            else f" ({args.native_workers} workers)")
+            got = checksums(target, args.tables)
+            if got != want:  # seen with MySQL 9.7's writeset replica: see bench/RESULTS.md
+                print(f"{label}: its rows differ from the source's (per table: count, sums)"
+                      f"\n  source  {want}\n  replica {got}")
+            results.append((label, took, got == want))
+        for workers in (int(w) for w in args.workers.split(",")):
+            reset_target(target, args.tables)
+            took, status, _, cpu = catchup_ours(
+                src_cfg, tgt_cfg, start, base / "state", False, do_tables=("sbtest.%",),
+                checkpoint_table="sbtest_meta.checkpoint", parallel_workers=workers)
+            if status != 0:
+                raise SystemExit(f"the applier (parallel_workers {workers}) exited {status}")
+            results.append((f"applier parallel_workers {workers}", took,
+                            checksums(target, args.tables) == want))
+    events = int(tps.group(1)) if tps else args.events
+    # the best native replica whose result is right
+    best = min(t for label, t, equal in results if label.startswith("server") and equal)
+    for label, took, equal in results:
+        print(f"{label}: {took:.2f} s, {events / took:,.0f} transactions/s,"
+              f" {'result equal' if equal else 'RESULT DIFFERS'},"
+              f" best server / this: {best / took:.2f}")
+    print(f"load average at the end {os.getloadavg()[0]:.1f} (hogs: {args.hog})")
+    if not all(equal for label, _, equal in results if label.startswith("applier")):
+        raise SystemExit("the applier's result differs from the source's")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,97 @@
+"""The target-definition cache (applier.apply.target.schema.SchemaCache) on a real
+target: a check compares only the tables in use, whatever the number cached, and a
+table changed while it was not in use is read again before it is used."""
+
+from __future__ import annotations
+
+import time
+
+import pymysql
+
+from applier.apply.target.schema import SchemaCache, signatures
+
+TABLES = 60
+
+
+def _target(replica):
+    return pymysql.connect(**replica.target_cfg.pymysql_kwargs(), autocommit=True)
+
+
+def _make(replica):
+    replica.tgt(*(f"CREATE TABLE t{i} (id INT PRIMARY KEY, v INT, KEY (v))"
+                  for i in range(TABLES)))
+
+
+def test_a_check_compares_the_tables_in_use_not_every_table_cached(replica):
+    _make(replica)
+    conn = _target(replica)
+    try:
+        cache = SchemaCache(conn, check_every=60.0)
+        for i in range(TABLES):
+            assert cache.get(replica.schema, f"t{i}") is not None
+        cache.changed(force=True)  # the first check: every table was just used (read)
+        compared = cache.compared
+        cache.get(replica.schema, "t3")
+        replica.tgt("ALTER TABLE t3 ADD COLUMN w INT", "ALTER TABLE t7 ADD COLUMN w INT")
+        assert cache.changed(force=True) == [(replica.schema, "t3")]  # t7 is not in use
+        assert cache.compared - compared == 1
+        assert len(cache.get(replica.schema, "t3").columns) == 3
+    finally:
+        conn.close()
+
+
+def test_a_table_changed_while_not_in_use_is_read_again_before_its_next_use(replica):
+    _make(replica)
+    conn = _target(replica)
+    try:
+        cache = SchemaCache(conn, check_every=0.05)
+        first = cache.get(replica.schema, "t1")
+        assert [c.name for c in first.columns] == ["id", "v"]
+        replica.tgt("ALTER TABLE t1 DROP COLUMN v, ADD COLUMN w BIGINT")
+        assert cache.get(replica.schema, "t1") is first  # compared less than 2 periods ago
+        time.sleep(0.15)
+        assert cache.stale(replica.schema, "t1")
+        again = cache.get(replica.schema, "t1")
+        assert [c.name for c in again.columns] == ["id", "w"]
+    finally:
+        conn.close()
+
+
+def test_signatures_see_columns_indexes_and_triggers_of_each_table(replica):
+    replica.tgt("CREATE TABLE a (id INT PRIMARY KEY, v INT)", "CREATE TABLE b (id INT)")
+    conn = _target(replica)
+    try:
+        before = signatures(conn, replica.schema, ["a", "b", "missing"])
+        assert set(before) == {"a", "b"}
+        assert before["b"][1] is None  # no index at all
+        replica.tgt("CREATE INDEX v ON a (v)")
+        after_index = signatures(conn, replica.schema, ["a", "b"])
+        assert after_index["a"] != before["a"] and after_index["b"] == before["b"]
+        replica.tgt("CREATE TRIGGER a_ins BEFORE INSERT ON a FOR EACH ROW SET NEW.v = 1")
+        after_trigger = signatures(conn, replica.schema, ["a"])
+        assert after_trigger["a"] != after_index["a"]
+        replica.tgt("ALTER TABLE b MODIFY id BIGINT")
+        assert signatures(conn, replica.schema, ["b"])["b"] != before["b"]
+    finally:
+        conn.close()
+
+
+def test_shared_tables_are_those_with_foreign_keys_either_way_or_triggers(replica):
+    from applier.apply.target.schema import foreign_keys_or_triggers, read_table
+
+    replica.tgt("CREATE TABLE parent (id INT PRIMARY KEY)",
+                "CREATE TABLE child (id INT PRIMARY KEY, p INT,"
+                " FOREIGN KEY (p) REFERENCES parent (id))",
+                "CREATE TABLE fired (id INT PRIMARY KEY, v INT)",
+                "CREATE TRIGGER fired_ins BEFORE INSERT ON fired FOR EACH ROW SET NEW.v = 1",
+                "CREATE TABLE alone (id INT PRIMARY KEY)")
+    conn = _target(replica)
+    try:
+        reads = []
+        shared = foreign_keys_or_triggers(conn, after_read=lambda: reads.append(1))
+        found = {t: shared(read_table(conn, replica.schema, t))
+                 for t in ("parent", "child", "fired", "alone")}
+        assert found == {"parent": True, "child": True, "fired": True, "alone": False}
+        assert len(reads) == 4
+    finally:
+        conn.close()
