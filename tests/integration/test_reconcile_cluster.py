@@ -118,17 +118,18 @@ def test_cluster_report_equals_local(spark, cluster, source_db, target_db, appli
     path = tmp_path / "applier.toml"
     path.write_text(toml_config(config) + '[reconcile]\nchunk_rows = 100\n')
     base = ["run", "--config", str(path)]
+    before = _finished(ui)  # the cluster serves both flavours' runs (module scope)
     _, local = job.run(config)  # the local reference, in-process (the session's Spark)
     on_cluster = _run([str(BIN / "reconcile"), *base, "--master", url, "--report-dir",
                        str(tmp_path / "c")], env)
-    assert _finished(ui) == 1
+    assert _finished(ui) == before + 1
     jar = "/usr/share/java/mariadb-java-client.jar"
     submit = [str(SPARK_HOME / "bin" / "spark-submit"), "--master", url,
               *(["--jars", jar] if os.path.exists(jar) else []),
               str(Path(__file__).parents[2] / "reconcile" / "cli.py"), *base, "--report-dir",
               str(tmp_path / "s")]
     submitted = _run(submit, dict(env, PYSPARK_DRIVER_PYTHON=sys.executable))
-    assert _finished(ui) == 2
+    assert _finished(ui) == before + 2
     expected = _stable(local)
     assert expected["tables"] and not expected["consistent"]
     assert _stable(on_cluster) == expected
