@@ -73,6 +73,9 @@ class ReplicationConfig:
     # target connections applying independent transactions at once
     # (applier.apply.transactions.parallel)
     parallel_workers: int = 1
+    # a transaction that lost a row lock (1205 lock wait timeout, 1213 deadlock) is rolled
+    # back and applied again in place this many times, as replica_transaction_retries
+    transaction_retries: int = 10
     # MySQL's REPLICATE_REWRITE_DB: (source db, target db) pairs (applier.core.renames)
     rewrite_db: tuple[tuple[str, str], ...] = ()
 

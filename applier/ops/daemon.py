@@ -15,20 +15,17 @@ target is no outage: it stops (exit 3) with the setting and the fix
 from __future__ import annotations
 
 import logging
-import os
 import signal
 import time
-from dataclasses import dataclass, field
 
 import pymysql
 from tenacity import RetryCallState
 
-from applier.apply.rows.lookup import LOOKUP_KINDS
 from applier.apply.target import readonly
 from applier.apply.target.session import session_error
 from applier.apply.transactions import parallel
 from applier.apply.transactions.commitgroup import CommitGroup, GroupLimits, joins_group
-from applier.apply.transactions.transaction import ApplyOptions, Totals, TransactionApplier
+from applier.apply.transactions.transaction import ApplyOptions, TransactionApplier
 from applier.binlog.events import Transaction
 from applier.binlog.stream import BinlogSource
 from applier.config import Config
@@ -38,9 +35,10 @@ from applier.connection.outage import Kind, classify
 from applier.connection.retry import RetryPolicy
 from applier.core.conversions import Mode
 from applier.core.filters import database_filter, excluding, table_filter
-from applier.core.position import Position, StartPoint
+from applier.core.position import StartPoint
 from applier.errors import ApplierError, ExitStatus, TransientError
 from applier.ops import pipeline as pipe
+from applier.ops.livestate import LiveState
 from applier.ops.metrics import Metrics
 from applier.ops.sourcecolumns import SourceColumns
 from applier.ops.statusfile import StatusFile
@@ -61,50 +59,6 @@ HEARTBEAT = 30.0  # seconds between source heartbeats when idle (MySQL: slave_ne
 
 class StopRequested(Exception):
     """SIGTERM/SIGINT arrived while waiting for the source: nothing is in flight."""
-
-
-@dataclass
-class LiveState:
-    state: str = "starting"
-    position: Position | None = None
-    seconds_behind_source: int | None = None  # of the last transaction applied
-    applying_since: int | None = None  # the source timestamp of the transaction in progress
-    last_error_code: int = 0
-    last_error: str = ""
-    last_error_time: str | None = None  # when it stopped, local time (as performance_schema)
-    last_error_position: str = ""
-    source_streaming: bool = False  # this session's source sent its first event
-    totals: Totals = field(default_factory=Totals)
-
-    def lag(self) -> int | None:
-        """Seconds behind the source as SHOW REPLICA STATUS counts them: now minus the
-        source timestamp of the transaction being applied (also while it waits on the
-        target, e.g. for a row lock), else the last applied transaction's lag."""
-        since = self.applying_since
-        if since:
-            return max(0, int(time.time()) - since)
-        return self.seconds_behind_source
-
-    def as_status(self) -> dict:
-        pos = self.position
-        return {
-            "state": self.state,
-            "source_log_file": pos.log_file if pos else None,
-            "source_log_pos": pos.log_pos if pos else None,
-            "last_gtid": pos.last_gtid if pos else None,
-            "seconds_behind_source": self.lag(),
-            "last_error_code": self.last_error_code,
-            "last_error": self.last_error,
-            "last_error_time": self.last_error_time,
-            "last_error_position": self.last_error_position,
-            "source_streaming": self.source_streaming,
-            "transactions_applied": self.totals.transactions,
-            "rows_applied": self.totals.rows,
-            "transactions_skipped": self.totals.skipped,
-            "lookups": {k: self.totals.lookups.get(k, 0) for k in LOOKUP_KINDS},
-            "pid": os.getpid(),
-            "updated_at": time.time(),
-        }
 
 
 class Daemon:

@@ -13,7 +13,7 @@ from applier.apply.target import readonly
 from applier.apply.target.session import session_error, translate
 from applier.connection.outage import OUTAGE, READ_ONLY, TRANSIENT, is_outage
 from applier.errors import ExitStatus, ReplicationStopped, TransientError
-from applier.ops.daemon import LiveState
+from applier.ops.livestate import LiveState
 from applier.ops.service import read_status
 from applier.ops.statusfile import StatusFile
 
