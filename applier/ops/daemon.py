@@ -39,6 +39,7 @@ from applier.core.position import StartPoint
 from applier.errors import ApplierError, ExitStatus, TransientError
 from applier.ops import pipeline as pipe
 from applier.ops.livestate import LiveState
+from applier.ops.lockwait import LockWatcher
 from applier.ops.metrics import Metrics
 from applier.ops.sourcecolumns import SourceColumns
 from applier.ops.statusfile import StatusFile
@@ -54,6 +55,7 @@ OPENING_SOURCE = "opening the source binlog"
 READING_START = "reading the start position on the source"
 READING_SOURCE = "reading the source binlog"
 SOURCE_PHASES = (OPENING_SOURCE, READING_START, READING_SOURCE)  # the source's user acts
+LOCK_WATCH_AFTER = 1.0  # seconds applying before asking who holds a lock we wait for
 HEARTBEAT = 30.0  # seconds between source heartbeats when idle (MySQL: slave_net_timeout/2)
 
 
@@ -80,6 +82,10 @@ class Daemon:
         self._lag_written: int | None = None  # the live lag last handed to the status file
         self.overlap = True  # read and decode in a thread while applying (bench: off to profile)
         self._pipeline: pipe.Pipeline | None = None  # the reader thread, while it runs
+        self.locks = LockWatcher(config.target)  # who holds a row lock we wait for
+        self._thread_id: int | None = None  # the apply connection's id on the target
+        self._apply_started: float | None = None  # monotonic, while applying
+        self._locks_checked = 0.0
         r = config.replication
         self._every = max(1, config.daemon.progress_every)  # transactions per progress line
         self.limits = GroupLimits(r.group_max_transactions, r.group_max_rows,
@@ -94,6 +100,7 @@ class Daemon:
                                accept_db=database_filter(r.do_tables, r.ignore_tables),
                                source_columns=SourceColumns(config.source),
                                keep_source_gtids=r.keep_source_gtids,
+                               transaction_retries=r.transaction_retries,
                                names=config.names)
 
     # -- signals ------------------------------------------------------------------------
@@ -126,6 +133,7 @@ class Daemon:
             return self._stopped_on(exc)
         finally:  # the textfile keeps the last state: error, else stopped
             self.metrics.close("error" if self.live.state == "error" else "stopped")
+            self.locks.close()
             self.status_file.close()  # what is pending is written; later writes are at once
             if self.notify:
                 self.notify.stopping()
@@ -137,6 +145,7 @@ class Daemon:
         exc = retry_state.outcome.exception()
         code = getattr(exc, "code", 0) or error_code(exc.__cause__) or 0
         self.metrics.error(code)
+        self.live.retrying = str(exc)
         log.warning("%s; retrying in %.1f s (attempt %d, giving up %.0f s after the first"
                     " failure)", exc, retry_state.upcoming_sleep, self.outage.failures,
                     self.reconnect_for)
@@ -161,14 +170,42 @@ class Daemon:
 
     def _live_snapshot(self) -> dict | None:
         """For the status file's timer: a new snapshot while a transaction is applied and
-        its lag (growing while it waits on the target) changed since the last one."""
-        if not self.live.applying_since:
+        its lag (growing while it waits on the target) or the row lock it waits for
+        changed since the last one."""
+        waiting = self._watch_locks()
+        if not self.live.applying_since and not waiting:
             return None
         lag = self.live.lag()
-        if lag == self._lag_written:
+        if lag == self._lag_written and not waiting:
             return None
         self._lag_written = lag
         return self.live.as_status()
+
+    def _watch_locks(self) -> bool:
+        """While a transaction has been applied for LOCK_WATCH_AFTER s or more, ask (at
+        most that often) who holds the row lock it waits for; True when that changed."""
+        started, conn_id, now = self._apply_started, self._thread_id, time.monotonic()
+        holder = None
+        if started is not None and conn_id is not None and now - started >= LOCK_WATCH_AFTER:
+            if now - self._locks_checked < LOCK_WATCH_AFTER:
+                return False
+            self._locks_checked = now
+            holder = self.locks.holder(conn_id)
+        if holder == self.live.waiting_for:
+            return False
+        self.live.waiting_for = holder
+        if holder:
+            log.info("waiting for a row lock held by %s", holder)
+        return True
+
+    def _lock_waited(self, attempt: int, code: int, exc: BaseException) -> None:
+        """A transaction lost a row lock and is applied again in place (lockretry)."""
+        self.metrics.error(code)
+        holder = self.live.waiting_for
+        log.warning("%s; applying it again in place (attempt %d of %d, [replication]"
+                    " transaction_retries)%s", exc, attempt,
+                    self.options.transaction_retries,
+                    f"; the lock is held by {holder}" if holder else "")
 
     def _target_name(self) -> str:
         t = self.cfg.target
@@ -224,6 +261,11 @@ class Daemon:
             self._phase = "preparing the target session"
             applier = TransactionApplier.on_connection(target, self.checkpoint, self.options,
                                                        self.live.totals)
+            self._thread_id = target.thread_id()
+            applier.lock_retries.waited = self._lock_waited
+            applier.lock_retries.holder = lambda: self.live.waiting_for
+            self.live.received.start(saved.position if saved else None,
+                                     self.checkpoint.executed)
             if applier.kept is not None:
                 self._phase = "checking the target for keep_source_gtids"
                 applier.kept.check(target)
@@ -269,7 +311,10 @@ class Daemon:
         and decodes ahead while this thread applies (applier.ops.pipeline), and the
         transactions already read are committed in groups
         (applier.apply.transactions.commitgroup)."""
-        pipeline = self._pipeline = pipe.Pipeline(source) if self.overlap else None
+        self.live.applying, self._apply_started, self.live.waiting_for = False, None, None
+        received = self.live.received.read
+        pipeline = self._pipeline = (pipe.Pipeline(source, on_read=received)
+                                     if self.overlap else None)
         # kept source GTIDs: each source transaction its own target transaction (no groups)
         alone = self.options.keep_source_gtids
         workers = 1 if alone else self.cfg.replication.parallel_workers
@@ -280,8 +325,11 @@ class Daemon:
                 if txn is pipe.HEARTBEAT:
                     self._heartbeat()
                     continue
-                self._in_apply = True
+                if pipeline is None:
+                    received(txn.end)
+                self._in_apply = self.live.applying = True
                 self._phase = APPLYING
+                self._apply_started = self._apply_started or time.monotonic()
                 if not group:
                     self.live.applying_since = txn.timestamp or None
                 try:
@@ -301,7 +349,10 @@ class Daemon:
                     self._in_apply = bool(group)
                 if group:
                     continue
-                self.live.applying_since = None
+                self.live.applying_since = self._apply_started = None
+                self.live.applying = False
+                if pipeline is None or not pipeline.ready():  # caught up: lag 0 (livestate)
+                    self.status_file.update(self.live.as_status())
                 self._phase = READING_SOURCE
                 if self._stopping:
                     raise StopRequested()

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from applier.apply.rows.lookup import LOOKUP_KINDS
 from applier.apply.transactions.transaction import Totals
 from applier.core.position import Position
+from applier.ops.received import Received
 
 
 @dataclass
@@ -24,6 +25,10 @@ class LiveState:
     last_error_position: str = ""
     source_streaming: bool = False  # this session's source sent its first event
     totals: Totals = field(default_factory=Totals)
+    received: Received = field(default_factory=Received)  # what the reader has read
+    applying: bool = False  # a transaction (or a commit group) is being applied
+    waiting_for: str | None = None  # who holds the row lock it waits for (ops/lockwait)
+    retrying: str = ""  # the error of the outage being waited out (state reconnecting)
 
     def lag(self) -> int | None:
         """Seconds behind the source as SHOW REPLICA STATUS counts them: now minus the
@@ -32,7 +37,44 @@ class LiveState:
         since = self.applying_since
         if since:
             return max(0, int(time.time()) - since)
+        if self.caught_up():
+            return 0  # connected, nothing read is left to apply (the server says 0 too)
         return self.seconds_behind_source
+
+    def caught_up(self) -> bool:
+        """Streaming from the source with nothing in progress."""
+        return self.state == "running" and self.source_streaming and not self.applying
+
+    def reader_state(self) -> str:
+        """What the reader (the server's IO thread) does or waits for."""
+        if self.state == "running":
+            if self.source_streaming:
+                return "reading the source's binlog; waiting for the source to send events"
+            return "connected to the source; waiting for its binlog to start"
+        if self.state == "reconnecting":
+            return f"reconnecting to the servers after: {self.retrying}"
+        if self.state == "starting":
+            return "connecting to the source"
+        return "stopped"
+
+    def applier_state(self) -> str:
+        """What the applier (the server's SQL thread) does or waits for."""
+        after = f" after {self.position}" if self.position else ""
+        if self.state == "running":
+            if self.waiting_for:
+                return f"waiting for a row lock held by {self.waiting_for}"
+            if self.applying:
+                return f"applying the source's transactions{after}"
+            return ("applied everything read from the source; waiting for the reader"
+                    " to read more")
+        if self.state == "reconnecting":
+            return f"waiting to reconnect; then applying again from the checkpoint{after}"
+        if self.state == "starting":
+            return "reading the checkpoint on the target"
+        if self.state == "error":
+            return (f"stopped on error {self.last_error_code}{after}: see last_error;"
+                    " start resumes at the checkpoint once it is fixed")
+        return "stopped"
 
     def as_status(self) -> dict:
         pos = self.position
@@ -47,6 +89,9 @@ class LiveState:
             "last_error_time": self.last_error_time,
             "last_error_position": self.last_error_position,
             "source_streaming": self.source_streaming,
+            **self.received.as_status(),
+            "reader_state": self.reader_state(),
+            "applier_state": self.applier_state(),
             "transactions_applied": self.totals.transactions,
             "rows_applied": self.totals.rows,
             "transactions_skipped": self.totals.skipped,

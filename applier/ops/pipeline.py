@@ -103,8 +103,9 @@ class Pipeline:
     to unblock a read. The source's heartbeats reach the pipeline when whoever built the
     source has it call ``heartbeat`` (the daemon does: applier.ops.daemon)."""
 
-    def __init__(self, source, *, budget: int = BUDGET, depth: int = DEPTH):
+    def __init__(self, source, *, budget: int = BUDGET, depth: int = DEPTH, on_read=None):
         self.source = source
+        self.on_read = on_read  # (end Position) per transaction read, in the reader thread
         self.queue = Handoff(budget, depth)
         self._thread = threading.Thread(target=self._read, name="binlog-reader", daemon=True)
         self._started = False
@@ -119,6 +120,8 @@ class Pipeline:
         try:
             for txn in self.source:
                 if not txn.streamed:
+                    if self.on_read is not None:
+                        self.on_read(txn.end)
                     self.queue.put((_TXN, txn), len(txn.changes))
                     continue
                 # announced: its changes follow in parts (`_streamed`, applier thread)
@@ -129,6 +132,8 @@ class Pipeline:
                     if len(part) >= CHUNK:
                         self.queue.put((_PART, part, txn.end), len(part))
                         part = []
+                if self.on_read is not None:
+                    self.on_read(txn.end)
                 self.queue.put((_END, part, txn.end, txn.timestamp), len(part))
             self.queue.put((_DONE,))
         except _Closed:

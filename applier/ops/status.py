@@ -12,7 +12,9 @@ from applier.ops import service
 from applier.ops.statusfile import FLUSH_EVERY
 from applier.replstate.checkpoint import Checkpoint, Saved
 
-FIELDS = ("state", "source_host", "source_port", "channel", "source_log_file", "source_log_pos",
+FIELDS = ("state", "reader_state", "applier_state", "source_host", "source_port", "channel",
+          "received_log_file", "received_log_pos", "received_gtid_set",
+          "source_log_file", "source_log_pos",
           "gtid_executed", "last_gtid", "seconds_behind_source", "last_error_code",
           "last_error", "last_error_time", "last_error_position", "transactions_applied",
           "rows_applied", "transactions_skipped", "lookups", "pid", "checkpoint_updated_at",
@@ -33,6 +35,9 @@ def collect_status(cfg: Config) -> dict:
         result["pid"] = None
         result["seconds_behind_source"] = None
         result["state"] = "error" if live.get("state") == "error" else "stopped"
+        result["reader_state"] = "stopped (the daemon is not running)"
+        if result["state"] == "stopped":
+            result["applier_state"] = "stopped (the daemon is not running)"
         if live.get("state") in ("starting", "running", "reconnecting"):
             result["note"] = (f"the daemon (pid {live.get('pid')}) ended while "
                               f"{live['state']} without recording why: killed, or its machine "

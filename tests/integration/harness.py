@@ -196,6 +196,7 @@ def toml_config(cfg: Config) -> str:
             + f'checkpoint_table = "{r.checkpoint_table}"\n'
             + f'column_mapping = "{r.column_mapping}"\nexec_mode = "{r.exec_mode}"\n' + rep
             + f"parallel_workers = {r.parallel_workers}\n"
+            + f"transaction_retries = {r.transaction_retries}\n"
             + f"keep_source_gtids = {str(r.keep_source_gtids).lower()}\n"
             + f"group_max_transactions = {r.group_max_transactions}\n"
             + f"group_max_rows = {r.group_max_rows}\ngroup_max_ms = {r.group_max_ms}\n"

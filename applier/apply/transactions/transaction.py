@@ -35,6 +35,7 @@ from applier.apply.target.schema import SchemaCache, foreign_keys_or_triggers
 from applier.apply.target.sessionchecks import SessionChecks
 from applier.apply.transactions import groupmerge
 from applier.apply.transactions.keptgtids import KeptGtids
+from applier.apply.transactions.lockretry import LockRetries
 from applier.apply.transactions.writeset import WriteSets
 from applier.binlog.events import RowChange, Statement, Transaction
 from applier.convert.rows import convert_rows
@@ -78,6 +79,8 @@ class ApplyOptions:
     # commit under the source's GTIDs, skip what the target executed
     # (applier.apply.transactions.keptgtids)
     keep_source_gtids: bool = False
+    # lock conflicts applied again in place (applier.apply.transactions.lockretry)
+    transaction_retries: int = 10
     # names that change between source and target: rewrite_db, [[tables]]
     names: Renames = field(default_factory=Renames, compare=False, hash=False)
 
@@ -105,6 +108,7 @@ class TransactionApplier:
                                options.mode, options.column_mapping, options.target_triggers,
                                before_read=self.executor.drain, names=options.names)
         self.context = ErrorContext()  # what is being applied, for error messages
+        self.lock_retries = LockRetries(options.transaction_retries)
         self.writer = RowWriter(self.executor, self.context, options.idempotent)
         # foreign key / unique checks per rows event's flags (after the statement in flight)
         self.checks = SessionChecks(self.executor.drain)
@@ -168,9 +172,13 @@ class TransactionApplier:
 
     # -- applying -----------------------------------------------------------------------
     def apply(self, txn: Transaction) -> int:
-        """Apply the transaction and its checkpoint in one target transaction. A target
-        table that changed meanwhile is read again first (and once more, with a retry,
-        when the server says a table or column is not there)."""
+        """Apply the transaction and its checkpoint in one target transaction, again in
+        place after a lost row lock (applier.apply.transactions.lockretry)."""
+        return self.lock_retries.run(self._apply_once, txn)
+
+    def _apply_once(self, txn: Transaction) -> int:
+        """One attempt. A target table that changed meanwhile is read again first (and
+        once more, with a retry, when the server says a table or column is not there)."""
         self.plans.refresh()
         self.skipped = False
         if self.kept is not None and txn.end.last_gtid:
