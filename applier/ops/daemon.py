@@ -350,7 +350,7 @@ class Daemon:
                 if group:
                     continue
                 self.live.applying_since = self._apply_started = None
-                self.live.applying = False
+                self.live.applying, self.live.waiting_for = False, None
                 if pipeline is None or not pipeline.ready():  # caught up: lag 0 (livestate)
                     self.status_file.update(self.live.as_status())
                 self._phase = READING_SOURCE
@@ -400,7 +400,7 @@ class Daemon:
         """A transaction is committed (alone or with its group), or skipped: the target
         had executed it (keep_source_gtids)."""
         self.outage.progress()
-        self.live.position = txn.end
+        self.live.position, self.live.waiting_for = txn.end, None  # its locks were granted
         lag = max(0, int(time.time()) - txn.timestamp) if txn.timestamp else 0
         self.live.seconds_behind_source = lag
         if skipped:
