@@ -51,7 +51,7 @@ GUARDED = ("applier.apply", "applier.ops")
 ROOMS = {
     "applier.apply": ("target", "ddl", "rows", "transactions"),
     "applier.binlog": ("queryvars", "events", "eventtypes", "redact", "rows", "tablemaps",
-                       "wire", "assembler", "stream"),
+                       "wire", "assembler", "purged", "stream"),
 }
 
 

@@ -50,7 +50,7 @@ import pymysql
 from pymysqlreplication import BinLogStreamReader
 
 from applier import drivers
-from applier.binlog import eventtypes
+from applier.binlog import eventtypes, purged
 from applier.binlog.assembler import Assembler
 from applier.binlog.events import Transaction
 from applier.binlog.rows import rowimage
@@ -137,6 +137,7 @@ class BinlogSource:
         # called once, in the reading thread, when the source sent its first event: it
         # accepted the dump request (a start it cannot serve fails before any event)
         self.on_first_event = on_first_event
+        self.config_path: str | None = None  # named in the way out of a purged binlog
         self.log_file: str | None = None  # the file being read (after rotations)
         self.handled = handled
         self.read_from_bytes = read_from_bytes  # event types read without the library
@@ -278,8 +279,8 @@ class BinlogSource:
 
     def _failure(self, exc: BaseException, kind: Kind) -> Exception:
         """The applier error for a failure of the stream (applier.connection.outage)."""
-        if kind is Kind.BINLOG_ERROR:
-            return ReplicationStopped(f"source binlog error: {exc.args[1]}", 1236)
+        if kind is Kind.BINLOG_ERROR:  # what the source no longer has, and the way out
+            return purged.explain(self.cfg, self.start, exc, self.config_path)
         if kind is Kind.PRIVILEGE:
             return no_replication_grant(self.cfg, exc)
         if kind is Kind.CANNOT_CONNECT:

@@ -86,6 +86,26 @@ class MySQLGtidSet:
             members.setdefault(k, []).extend(v)
         return MySQLGtidSet({k: _merge(v) for k, v in members.items()})
 
+    def difference(self, other: MySQLGtidSet) -> MySQLGtidSet:
+        """The GTIDs of this set that ``other`` does not hold (GTID_SUBTRACT)."""
+        members: dict[tuple[str, str], list[Interval]] = {}
+        for key, mine in self.members.items():
+            left = list(mine)
+            for lo2, hi2 in other.members.get(key, ()):
+                cut: list[Interval] = []
+                for lo, hi in left:
+                    if hi < lo2 or lo > hi2:
+                        cut.append((lo, hi))
+                        continue
+                    if lo < lo2:
+                        cut.append((lo, lo2 - 1))
+                    if hi > hi2:
+                        cut.append((hi2 + 1, hi))
+                left = cut
+            if left:
+                members[key] = left
+        return MySQLGtidSet({k: _merge(v) for k, v in members.items()})
+
     def __contains__(self, gtid: str) -> bool:
         parts = gtid.strip().lower().split(":")
         key = (parts[0], parts[1] if len(parts) == 3 else "")

@@ -277,6 +277,7 @@ class Daemon:
                                   heartbeat=self._heartbeat_period(),
                                   on_heartbeat=self._source_heartbeat,
                                   on_first_event=self._streaming)
+            source.config_path = str(self.cfg.path) if self.cfg.path else None
             self._set_state("running")
             if self.notify:
                 self.notify.ready()

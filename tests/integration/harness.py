@@ -198,6 +198,8 @@ def toml_config(cfg: Config) -> str:
             + f"parallel_workers = {r.parallel_workers}\n"
             + f"transaction_retries = {r.transaction_retries}\n"
             + f"keep_source_gtids = {str(r.keep_source_gtids).lower()}\n"
+            + (f"auto_position = {str(r.auto_position).lower()}\n"
+               if r.auto_position is not None else "")
             + f"group_max_transactions = {r.group_max_transactions}\n"
             + f"group_max_rows = {r.group_max_rows}\ngroup_max_ms = {r.group_max_ms}\n"
             + (f"rewrite_db = {json.dumps([f'{a}->{b}' for a, b in r.rewrite_db])}\n"

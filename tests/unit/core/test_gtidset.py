@@ -56,3 +56,13 @@ def test_mariadb_refuses_duplicate_domains_and_bad_items():
 def test_empty_sets_format_empty():
     assert str(empty("mysql")) == "" and str(empty("mariadb")) == ""
     assert not parse_set("", "mariadb") and isinstance(parse_set("", "mariadb"), MariaDBGtidPos)
+
+
+def test_difference_is_gtid_subtract():
+    a = "3e11fa47-71ca-11e1-9e33-c80aa9429562"
+    b = "4e11fa47-71ca-11e1-9e33-c80aa9429562"
+    purged = MySQLGtidSet.parse(f"{a}:1-100,{b}:1-5")
+    executed = MySQLGtidSet.parse(f"{a}:1-40:45:90-120")
+    assert str(purged.difference(executed)) == f"{a}:41-44:46-89,{b}:1-5"
+    assert not executed.difference(executed)
+    assert str(MySQLGtidSet.parse(f"{a}:1-10").difference(MySQLGtidSet())) == f"{a}:1-10"
