@@ -96,5 +96,5 @@ def run_demo(base_dir: str, flavor: str | None = None) -> int:
     finally:
         source.close()
         target.close()
-    click.echo(f"\nstop the servers with: applier sandbox down --dir {base_dir}")
+    click.echo(f"\nstop the servers with: .venv/bin/applier sandbox down --dir {base_dir}")
     return int(status)

@@ -151,6 +151,19 @@ def _tail(path: str | Path, lines: int = 25) -> str:
         return "(no error log)"
 
 
+def check_recorded_flavor(recorded: dict[str, ServerInfo], flavor: str | None,
+                          base_dir: Path) -> None:
+    """Refuse to reuse a sandbox of the other flavour: asking for mysql must not silently
+    hand back the MariaDB servers recorded in base_dir (and vice versa)."""
+    found = sorted({s.flavor for s in recorded.values()})
+    if flavor is None or not found or found == [flavor]:
+        return
+    raise SandboxError(
+        f"{base_dir} holds a {'/'.join(found)} sandbox, not {flavor}: remove it first with "
+        f"'.venv/bin/applier sandbox down --dir {base_dir} --remove', or use another "
+        f"folder (--dir, or DEMO_DIR for scripts/demo) for the {flavor} sandbox")
+
+
 class Sandbox:
     """Local servers under base_dir; `up`, `down` and `status` are idempotent."""
 
@@ -184,6 +197,7 @@ class Sandbox:
         if fresh:
             self.down(remove=True)
         recorded = self._load()
+        check_recorded_flavor(recorded, self.flavor, self.base_dir)
         servers = {r: s for r, s in recorded.items() if self._healthy(s)}
         server = self.server_binary(recorded)
         pending = [r for r in self.roles if r not in servers]

@@ -133,3 +133,20 @@ def test_bad_row_image_is_refused(tmp_path):
         Sandbox(tmp_path).up(row_image="PARTIAL")
     with pytest.raises(ValueError):
         Sandbox(tmp_path, roles=("replica",))
+
+
+def test_demo_refuses_a_sandbox_of_the_other_flavour(tmp_path, flavor):
+    sandbox = Sandbox(tmp_path / "sb", roles=("source",), flavor=flavor)
+    info = sandbox.up()
+    other = "mysql" if flavor == "mariadb" else "mariadb"
+    root = Path(__file__).resolve().parents[2]
+    try:
+        res = subprocess.run([str(root / ".venv/bin/applier"), "sandbox", "demo", "--dir",
+                              str(tmp_path / "sb"), "--flavor", other],
+                             capture_output=True, text=True, timeout=120, cwd=root)
+        assert res.returncode != 0
+        assert f"holds a {flavor} sandbox, not {other}" in res.stderr + res.stdout
+        assert "sandbox down --dir" in res.stderr + res.stdout and "--remove" in res.stderr
+        assert sandbox.status()["source"]["pid"] == info.source.pid  # left running, untouched
+    finally:
+        sandbox.down(remove=True)
