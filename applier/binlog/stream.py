@@ -79,6 +79,9 @@ class SourceSettings:
     binlog_format: str
     binlog_row_image: str
     binlog_row_metadata: str  # 'MINIMAL', 'FULL' or '' when the server has no such variable
+    gtid_mode: str = ""  # MySQL's gtid_mode; MariaDB: 'ON' (its GTIDs are always written)
+    binlog_checksum: str = ""
+    server_id: str = ""
 
 
 # -- plain queries ----------------------------------------------------------------------
@@ -90,7 +93,7 @@ def read_settings(cfg: ServerConfig) -> SourceSettings:
         with conn.cursor() as cur:
             cur.execute("SHOW GLOBAL VARIABLES WHERE Variable_name IN ('log_bin', "
                         "'binlog_format', 'binlog_row_image', 'binlog_row_metadata', "
-                        "'version')")
+                        "'version', 'gtid_mode', 'binlog_checksum', 'server_id')")
             var = {k.lower(): v for k, v in cur.fetchall()}
     finally:
         conn.close()
@@ -100,7 +103,11 @@ def read_settings(cfg: ServerConfig) -> SourceSettings:
         log_bin=var.get("log_bin", "OFF").upper() in ("ON", "1"),
         binlog_format=var.get("binlog_format", "").upper(),
         binlog_row_image=var.get("binlog_row_image", "").upper(),
-        binlog_row_metadata=var.get("binlog_row_metadata", "").upper())
+        binlog_row_metadata=var.get("binlog_row_metadata", "").upper(),
+        gtid_mode=("ON" if flavor_of(version) == "mariadb"
+                   else var.get("gtid_mode", "").upper()),
+        binlog_checksum=var.get("binlog_checksum", "").upper(),
+        server_id=str(var.get("server_id", "")))
 
 
 # -- the stream -------------------------------------------------------------------------

@@ -92,11 +92,14 @@ def check_table(src_def: TableDef, target: TableDef | None, mode: Mode,
         rep.ok, rep.problem = False, str(exc)
         return rep
     for p in mapping.pairs:
+        shown = resolve_source(p.source.type, mode)
         rep.columns.append({
             "index": p.source.index, "source_column": p.source.name,
             "target_column": p.target.name,
-            "source_type": resolve_source(p.source.type, mode).sql(),
-            "target_type": p.target.type.sql(), "decision": p.decision.value})
+            "source_type": shown.sql(), "target_type": p.target.type.sql(),
+            "source_charset": shown.charset, "source_collation": shown.collation,
+            "target_charset": p.target.type.charset,
+            "target_collation": p.target.type.collation, "decision": p.decision.value})
         if p.decision is Decision.REFUSED:
             rep.ok = False
     mark_deliberate(rep, mapping, mode)
@@ -210,7 +213,9 @@ def source_settings(cfg: Config) -> dict:
             "log_bin": "ON" if found.log_bin else "OFF",
             "binlog_format": found.binlog_format,
             "binlog_row_image": found.binlog_row_image,
-            "binlog_row_metadata": found.binlog_row_metadata}
+            "binlog_row_metadata": found.binlog_row_metadata,
+            "gtid_mode": found.gtid_mode, "binlog_checksum": found.binlog_checksum,
+            "server_id": found.server_id}
 
 
 def run_check(cfg: Config) -> dict:
@@ -248,8 +253,31 @@ def run_check(cfg: Config) -> dict:
             "tables": [t.__dict__ for t in reports]}
 
 
+SETTINGS_SHOWN = ("log_bin", "binlog_format", "binlog_row_image", "binlog_row_metadata",
+                  "gtid_mode", "binlog_checksum", "server_id")
+
+
+def format_settings(settings: dict) -> str:
+    """The source's version and binlog settings on one line."""
+    shown = " ".join(f"{k}={settings[k] or '?'}" for k in SETTINGS_SHOWN if k in settings)
+    return f"source: {settings.get('flavor', '?')} {settings.get('version', '?')}; {shown}"
+
+
+def type_text(c: dict, side: str) -> str:
+    """A column's type with its character set and collation (text types: where the
+    values' bytes and comparisons come from); the binary charset is its type already."""
+    text = c[f"{side}_type"]
+    charset = c.get(f"{side}_charset")
+    if charset and charset != "binary":
+        text += f" {charset}"
+        if c.get(f"{side}_collation"):
+            text += f"/{c[f'{side}_collation']}"
+    return text
+
+
 def format_check(result: dict) -> str:
     lines = [f"type_conversions = '{result['type_conversions']}'"]
+    lines.append(format_settings(result["source_settings"]))
     lines += [f"PROBLEM: {p}" for p in result["problems"]]
     lines += [f"warning: {w}" for w in result["warnings"]]
     for t in result["tables"]:
@@ -265,8 +293,8 @@ def format_table(t: dict) -> list[str]:
              + (f" — {t['problem']}" if t["problem"] else "")]
     for c in t["columns"]:
         lines.append(f"  {c['index']:>3} {c['source_column'] or '?':<20} "
-                     f"{c['source_type']:<22} -> {c['target_column']:<20} "
-                     f"{c['target_type']:<22} {c['decision']}"
+                     f"{type_text(c, 'source'):<22} -> {c['target_column']:<20} "
+                     f"{type_text(c, 'target'):<22} {c['decision']}"
                      + ("  (replica's own)" if c.get("deliberate") else ""))
     if t["extra_on_target"]:
         lines.append(f"  extra on target (defaults): {', '.join(t['extra_on_target'])}")
