@@ -25,6 +25,7 @@ LAYERS = (
     ("applier.binlog",),  # reading the source
     ("applier.convert",),  # per-column decisions and value conversion
     ("applier.apply",),  # the target side
+    ("applier.verify",),  # continuous verification: applied rows re-read and compared
     ("applier.ops",),  # the running service
     ("applier.seed", "reconcile"),
     ("applier.sandbox",),

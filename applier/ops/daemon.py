@@ -18,7 +18,8 @@ import logging
 import os
 import signal
 import time
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 
 import pymysql
 from tenacity import RetryCallState
@@ -47,6 +48,8 @@ from applier.ops.statusfile import StatusFile
 from applier.replstate.checkpoint import Checkpoint, Saved
 from applier.replstate.startpoint import resolve_start
 from applier.server_codes import error_code
+from applier.verify.record import Recorder
+from applier.verify.validator import Validator
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +78,7 @@ class LiveState:
     last_error_position: str = ""
     source_streaming: bool = False  # this session's source sent its first event
     totals: Totals = field(default_factory=Totals)
+    verify: Callable[[], dict] | None = None  # [verify]: its counts (applier.verify)
 
     def lag(self) -> int | None:
         """Seconds behind the source as SHOW REPLICA STATUS counts them: now minus the
@@ -104,7 +108,7 @@ class LiveState:
             "lookups": {k: self.totals.lookups.get(k, 0) for k in LOOKUP_KINDS},
             "pid": os.getpid(),
             "updated_at": time.time(),
-        }
+        } | (self.verify() if self.verify is not None else {})
 
 
 class Daemon:
@@ -126,6 +130,7 @@ class Daemon:
         self._lag_written: int | None = None  # the live lag last handed to the status file
         self.overlap = True  # read and decode in a thread while applying (bench: off to profile)
         self._pipeline: pipe.Pipeline | None = None  # the reader thread, while it runs
+        self.verifier: Validator | None = None  # [verify] mode sample/full, while it runs
         r = config.replication
         self._every = max(1, config.daemon.progress_every)  # transactions per progress line
         self.limits = GroupLimits(r.group_max_transactions, r.group_max_rows,
@@ -161,6 +166,7 @@ class Daemon:
                                state_dir=d.state_dir, executed=lambda: self.checkpoint.executed)
         self.metrics.follow_lag(lambda: self.live.lag() or 0)
         self.status_file.follow(self._live_snapshot)
+        self._start_verify()
         retrying = self.outage.retrying(lambda: self._replicated, self._retrying)
         try:
             for attempt in retrying:
@@ -171,6 +177,8 @@ class Daemon:
         except ApplierError as exc:
             return self._stopped_on(exc)
         finally:  # the textfile keeps the last state: error, else stopped
+            if self.verifier is not None:
+                self.verifier.close()
             self.metrics.close("error" if self.live.state == "error" else "stopped")
             self.status_file.close()  # what is pending is written; later writes are at once
             if self.notify:
@@ -249,6 +257,8 @@ class Daemon:
             raise new from exc
         finally:
             target.close()
+            if self.verifier is not None:  # what was not committed is not checked
+                self.verifier.discard()
 
     def _connected(self, target) -> None:
         source = None
@@ -359,7 +369,25 @@ class Daemon:
         if not self.until_caught_up:  # a stream that ends is an outage, not the end
             raise TransientError("the source binlog stream ended; resume from the last "
                                  "checkpoint")
+        if self.verifier is not None:  # caught up: every queued check done first
+            self.verifier.finish()
+            self._verify_stopped()
         self.live.seconds_behind_source = 0
+
+    def _start_verify(self) -> None:
+        """[verify] mode sample or full: the validator thread, fed by the row writer."""
+        v = self.cfg.verify
+        if v.mode == "off":
+            return
+        recorder = Recorder(self.cfg.target, self.cfg.replication.checkpoint_table)
+        self.verifier = Validator(v, self.cfg.target, recorder, self.metrics.verified)
+        self.options = replace(self.options, observe=self.verifier.stage)
+        self.live.verify = self.verifier.status
+
+    def _verify_stopped(self) -> None:
+        """on_divergence = "stop": the validator found one; replication stops (exit 3)."""
+        if self.verifier is not None and self.verifier.fatal is not None:
+            raise self.verifier.fatal
 
     def _streaming(self) -> None:
         """The source accepted the dump and sent its first event (in the reading thread):
@@ -385,6 +413,7 @@ class Daemon:
     def _heartbeat(self) -> None:
         """The source is alive and has nothing more to send: we are caught up."""
         self.outage.progress()
+        self._verify_stopped()
         self.live.seconds_behind_source = 0
         self.metrics.set_lag(0)
         if self.notify:
@@ -395,6 +424,8 @@ class Daemon:
         """A transaction is committed (alone or with its group), or skipped: the target
         had executed it (keep_source_gtids)."""
         self.outage.progress()
+        if self.verifier is not None and not skipped:
+            self.verifier.committed()
         self.live.position = txn.end
         lag = max(0, int(time.time()) - txn.timestamp) if txn.timestamp else 0
         self.live.seconds_behind_source = lag
@@ -412,6 +443,7 @@ class Daemon:
         self.live.state = "running"
         self.metrics.set_state("running")
         self.status_file.update(self.live.as_status())
+        self._verify_stopped()
         if not skipped and self.live.totals.transactions % self._every == 0:
             log.info("applied %d transactions (%d rows), at %s, %s s behind source",
                      self.live.totals.transactions, self.live.totals.rows, txn.end,

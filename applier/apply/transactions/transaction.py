@@ -80,6 +80,8 @@ class ApplyOptions:
     keep_source_gtids: bool = False
     # names that change between source and target: rewrite_db, [[tables]]
     names: Renames = field(default_factory=Renames, compare=False, hash=False)
+    # [verify]: called with each group of converted rows written (applier.verify)
+    observe: Callable | None = field(default=None, compare=False, hash=False)
 
 
 class TransactionApplier:
@@ -106,6 +108,7 @@ class TransactionApplier:
                                before_read=self.executor.drain, names=options.names)
         self.context = ErrorContext()  # what is being applied, for error messages
         self.writer = RowWriter(self.executor, self.context, options.idempotent)
+        self.writer.observe = options.observe  # [verify] (applier.verify.validator)
         # foreign key / unique checks per rows event's flags (after the statement in flight)
         self.checks = SessionChecks(self.executor.drain)
         # system-versioned target tables (read after the statement in flight)
