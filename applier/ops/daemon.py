@@ -131,6 +131,7 @@ class Daemon:
         self.overlap = True  # read and decode in a thread while applying (bench: off to profile)
         self._pipeline: pipe.Pipeline | None = None  # the reader thread, while it runs
         self.verifier: Validator | None = None  # [verify] mode sample/full, while it runs
+        self._verify_written: dict | None = None  # its counts last handed to the status file
         r = config.replication
         self._every = max(1, config.daemon.progress_every)  # transactions per progress line
         self.limits = GroupLimits(r.group_max_transactions, r.group_max_rows,
@@ -217,11 +218,21 @@ class Daemon:
         """For the status file's timer: a new snapshot while a transaction is applied and
         its lag (growing while it waits on the target) changed since the last one."""
         if not self.live.applying_since:
-            return None
+            return self._verify_snapshot()
         lag = self.live.lag()
         if lag == self._lag_written:
             return None
         self._lag_written = lag
+        return self.live.as_status()
+
+    def _verify_snapshot(self) -> dict | None:
+        """[verify]: a new snapshot when the validator's counts changed since the last."""
+        if self.live.verify is None:
+            return None
+        counts = self.live.verify()
+        if counts == self._verify_written:
+            return None
+        self._verify_written = counts
         return self.live.as_status()
 
     def _target_name(self) -> str:

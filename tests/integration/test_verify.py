@@ -1,0 +1,108 @@
+"""Continuous verification ([verify], applier.verify) on real servers of both flavours,
+through the real `applier start` process: a value changed by hand on the target and a row
+deleted on the target are reported (status, the divergence table), a lossy conversion is
+not (the expected value is the converted one); a target trigger rewriting a column with
+on_divergence = "stop" stops replication with exit 3 naming the table, the key and the
+column; heavy concurrent writes to the same keys give no false report."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import pytest
+
+from applier.errors import ExitStatus
+from tests.integration.harness import wait_for
+from tests.integration.running import Foreground, run_cli, write_config
+
+pytestmark = pytest.mark.integration
+
+
+def _verify(mode: str = "full", settle_ms: int = 300, on_divergence: str = "report") -> str:
+    return (f'[verify]\nmode = "{mode}"\nsettle_ms = {settle_ms}\n'
+            f'on_divergence = "{on_divergence}"\n')
+
+
+def _status(config) -> dict:
+    done = run_cli("status", "--config", str(config), "--json")
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_hand_changes_are_reported_and_a_lossy_conversion_is_not(replica, tmp_path):
+    s = replica.schema
+    replica.src("CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(20), n BIGINT)")
+    replica.tgt("CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(20), n TINYINT)")
+    config = write_config(replica, tmp_path / "applier.toml", type_conversions="ALL_LOSSY",
+                          extra=_verify(settle_ms=4000))
+    with Foreground(config) as daemon:
+        daemon.wait_running()
+        replica.src("INSERT INTO t VALUES (1, 'a', 1000), (2, 'b', 5), (3, 'c', -1000)")
+        wait_for("the rows on the target",
+                 lambda: replica.rows("SELECT COUNT(*) FROM t")[0][0] == 3, interval=0.02)
+        replica.tgt("UPDATE t SET v = 'by hand' WHERE id = 1", "DELETE FROM t WHERE id = 2")
+        st = wait_for("the checks", lambda: (lambda x: x.get("rows_verified", 0) >= 3 and x)(
+            _status(config)))
+        assert daemon.stop() == ExitStatus.OK, daemon.stderr
+    assert replica.rows("SELECT id, n FROM t ORDER BY id") == [(1, 127), (3, -128)]
+    assert st["rows_verified"] == 3 and st["rows_divergent"] == 2, st
+    assert st["verify"] == {f"{s}.t": {"rows_verified": 3, "rows_divergent": 2}}, st
+    found = replica.rows("SELECT table_name, key_values, columns_differing, expected, found"
+                         " FROM verify_divergence ORDER BY id")
+    by_key = {json.loads(r[1])[0]: r for r in found}
+    assert sorted(by_key) == [1, 2], found
+    assert by_key[1][0] == f"{s}.t" and json.loads(by_key[1][2]) == ["v"]
+    assert json.loads(by_key[1][3])["v"] == "a" and json.loads(by_key[1][4])["v"] == "by hand"
+    assert json.loads(by_key[2][2]) == ["(row missing)"] and by_key[2][4] is None
+    assert "table '" + s + ".t' row (id=1) diverges at column v" in daemon.stderr
+
+
+def test_a_trigger_rewriting_a_column_stops_with_exit_3_naming_table_key_column(
+        replica, tmp_path):
+    s = replica.schema
+    replica.src("CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(20))")
+    replica.tgt("CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(20))",
+                "CREATE TRIGGER up BEFORE INSERT ON t FOR EACH ROW SET NEW.v = UPPER(NEW.v)")
+    replica.src("INSERT INTO t VALUES (7, 'Q')", "INSERT INTO t VALUES (8, 'low')")
+    config = write_config(replica, tmp_path / "applier.toml", start="beginning",
+                          extra=_verify(settle_ms=100, on_divergence="stop"))
+    config.write_text(config.read_text().replace(  # (the harness writes no target_triggers)
+        "[replication]\n", '[replication]\ntarget_triggers = "fire"\n'))
+    done = run_cli("start", "--foreground", "--until-caught-up", "--config", str(config))
+    assert done.returncode == ExitStatus.REPLICATION_STOPPED, done.stderr
+    assert f"table '{s}.t' row (id=8) diverges at column v: expected 'low', found 'LOW'" \
+        in done.stderr, done.stderr
+    st = _status(config)
+    assert st["state"] == "error" and "(id=8)" in st["last_error"], st
+    assert st["rows_divergent"] == 1, st
+
+
+def test_heavy_concurrent_writes_to_the_same_keys_give_no_false_report(replica, tmp_path):
+    s = replica.schema
+    replica.src("CREATE TABLE t (id INT PRIMARY KEY, v INT, w VARCHAR(30))")
+    replica.tgt("CREATE TABLE t (id INT PRIMARY KEY, v INT, w VARCHAR(30))")
+    config = write_config(replica, tmp_path / "applier.toml", extra=_verify(settle_ms=0))
+    with Foreground(config) as daemon:
+        daemon.wait_running()
+
+        def writer(part: int) -> None:
+            for i in range(150):
+                k = part * 10 + i % 10  # ten hot keys per writer, changed again and again
+                replica.src(f"INSERT INTO t VALUES ({k}, {i}, 'x{i}') ON DUPLICATE KEY"
+                            f" UPDATE v = {i}, w = CONCAT(w, 'y')" if i % 7 else
+                            f"DELETE FROM t WHERE id = {k}")
+        threads = [threading.Thread(target=writer, args=(p,)) for p in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        expected = replica.src_rows("SELECT * FROM t ORDER BY id")
+        wait_for("the target to catch up",
+                 lambda: replica.rows("SELECT * FROM t ORDER BY id") == expected)
+        st = wait_for("the checks to drain", lambda: (lambda x: x.get("verify_pending") == 0
+                      and x.get("rows_verified", 0) > 0 and x)(_status(config)))
+        assert daemon.stop() == ExitStatus.OK, daemon.stderr
+    assert st["rows_divergent"] == 0, st
+    assert st["verify"][f"{s}.t"]["rows_divergent"] == 0, st
+    assert "diverges" not in daemon.stderr
