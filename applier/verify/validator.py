@@ -53,6 +53,7 @@ class Validator:
         self._stop = threading.Event()
         self._wake = threading.Event()
         self._conn = None
+        self.drain_seconds = 0.0  # how long finish() waited for the queued checks
         self._thread = threading.Thread(target=self._run, name="verify", daemon=True)
         self._thread.start()
         log.info("verification: %s%s, settle %d ms, on divergence %s (only mapped columns"
@@ -109,11 +110,13 @@ class Validator:
 
     def finish(self, timeout: float = 60.0) -> None:
         """Check everything queued (waiting for its settle delay), then stop the thread."""
-        end = time.monotonic() + timeout
+        started = time.monotonic()
+        end = started + timeout
         while (len(self.pending) or self._busy) and time.monotonic() < end \
                 and self._thread.is_alive() and self.fatal is None:
             self._wake.set()
             time.sleep(0.05)
+        self.drain_seconds = time.monotonic() - started
         self.close()
 
     def close(self) -> None:
