@@ -8,6 +8,8 @@ column; heavy concurrent writes to the same keys give no false report."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import threading
 
 import pytest
@@ -56,6 +58,19 @@ def test_hand_changes_are_reported_and_a_lossy_conversion_is_not(replica, tmp_pa
     assert json.loads(by_key[1][3])["v"] == "a" and json.loads(by_key[1][4])["v"] == "by hand"
     assert json.loads(by_key[2][2]) == ["(row missing)"] and by_key[2][4] is None
     assert "table '" + s + ".t' row (id=1) diverges at column v" in daemon.stderr
+    # repair.sql from the recorded divergences, run on the target: the rows are back
+    out = tmp_path / "repair.sql"
+    done = subprocess.run([sys.executable, "-m", "reconcile", "repair", "--from-verify",
+                           "--config", str(config), "--output", str(out)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    sql = out.read_text()
+    assert f"UPDATE `{s}`.`t` SET `v` = _utf8mb4'a' WHERE `id` = 1;" in sql, sql
+    assert f"REPLACE INTO `{s}`.`t` (`id`, `v`, `n`) VALUES (2, _utf8mb4'b', 5);" in sql, sql
+    replica.tgt(*[line.rstrip(";") for line in sql.splitlines()
+                  if line and not line.startswith("--")])
+    assert replica.rows("SELECT * FROM t ORDER BY id") == [(1, "a", 127), (2, "b", 5),
+                                                          (3, "c", -128)]
 
 
 def test_a_trigger_rewriting_a_column_stops_with_exit_3_naming_table_key_column(
