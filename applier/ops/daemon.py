@@ -48,6 +48,7 @@ from applier.ops.statusfile import StatusFile
 from applier.replstate.checkpoint import Checkpoint, Saved
 from applier.replstate.startpoint import resolve_start
 from applier.server_codes import error_code
+from applier.verify.journal import Journal
 from applier.verify.record import Recorder
 from applier.verify.validator import Validator
 
@@ -391,7 +392,8 @@ class Daemon:
         if v.mode == "off":
             return
         recorder = Recorder(self.cfg.target, self.cfg.replication.checkpoint_table)
-        self.verifier = Validator(v, self.cfg.target, recorder, self.metrics.verified)
+        self.verifier = Validator(v, self.cfg.target, recorder, self.metrics.verified,
+                                  Journal(self.cfg.daemon.state_dir))
         self.options = replace(self.options, observe=self.verifier.stage)
         self.live.verify = self.verifier.status
 

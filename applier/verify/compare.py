@@ -4,6 +4,7 @@ single precision the column keeps), sets by members. Pure."""
 
 from __future__ import annotations
 
+import datetime
 import math
 from decimal import Decimal, InvalidOperation
 from typing import Any
@@ -24,10 +25,40 @@ def normal(v: Any) -> Any:
     return v
 
 
+_TEMPORAL = (datetime.datetime, datetime.date, datetime.time, datetime.timedelta)
+
+
+def temporal_text(v: Any) -> str:
+    """A DATETIME/TIMESTAMP, DATE, TIME as the server writes it, fraction without its
+    trailing zeros (the driver reads datetime/date/timedelta; the apply writes text)."""
+    if isinstance(v, datetime.timedelta):
+        sign, us = ("-", -v) if v < datetime.timedelta(0) else ("", v)
+        secs, micro = divmod(us.days * 86400 * 10**6 + us.seconds * 10**6 + us.microseconds,
+                             10**6)
+        text = f"{sign}{secs // 3600:02d}:{secs % 3600 // 60:02d}:{secs % 60:02d}"
+        frac = f".{micro:06d}"
+    elif isinstance(v, datetime.datetime):
+        text, frac = v.strftime("%Y-%m-%d %H:%M:%S"), f".{v.microsecond:06d}"
+    elif isinstance(v, datetime.time):
+        text, frac = v.strftime("%H:%M:%S"), f".{v.microsecond:06d}"
+    elif isinstance(v, datetime.date):
+        return v.isoformat()
+    else:
+        text = v.decode() if isinstance(v, bytes) else str(v)
+        text, _, digits = text.partition(".")
+        frac = "." + digits if digits else ""
+    return text + frac.rstrip("0").rstrip(".")
+
+
 def same(expected: Any, found: Any) -> bool:
     """The target holds what was written."""
     if expected is None or found is None:
         return expected is None and found is None
+    if isinstance(expected, _TEMPORAL) or isinstance(found, _TEMPORAL):
+        try:
+            return temporal_text(expected) == temporal_text(found)
+        except UnicodeDecodeError:
+            return False
     if isinstance(expected, float) or isinstance(found, float):
         try:
             a, b = float(expected), float(found)

@@ -50,6 +50,17 @@ class Pending:
             self._checks[name] = check
             return True
 
+    def keep(self, name: tuple, check: Check) -> None:
+        """Queue a check accepted before (loaded from the journal): never sampled out."""
+        with self._lock:
+            self._checks.pop(name, None)
+            self._checks[name] = check
+
+    def checks(self) -> list[Check]:
+        """The pending checks, oldest first (for the journal)."""
+        with self._lock:
+            return list(self._checks.values())
+
     def superseded(self, name: tuple) -> bool:
         """A newer check of this key is queued (the one taken out is stale)."""
         with self._lock:

@@ -16,6 +16,7 @@ and recorded in the divergence table (applier.verify.record); with on_divergence
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
@@ -26,6 +27,7 @@ from applier.connection.factory import connect
 from applier.errors import ReplicationStopped
 from applier.sql.names import qualified, quote
 from applier.verify import compare
+from applier.verify.journal import Journal
 from applier.verify.pending import Check, Pending
 from applier.verify.record import Recorder
 
@@ -36,7 +38,7 @@ DIVERGENCE = 13000  # the code of a divergence in last_error_code (outside the s
 
 class Validator:
     def __init__(self, cfg: VerifyConfig, target: ServerConfig, recorder: Recorder,
-                 on_found=None):
+                 on_found=None, journal: Journal | None = None):
         self.cfg = cfg
         self.target = target
         self.recorder = recorder
@@ -54,6 +56,9 @@ class Validator:
         self._wake = threading.Event()
         self._conn = None
         self.drain_seconds = 0.0  # how long finish() waited for the queued checks
+        self.journal = journal  # the pending checks on disk (kill -9 loses none)
+        self._rewritten = time.monotonic()
+        self._reload()
         self._thread = threading.Thread(target=self._run, name="verify", daemon=True)
         self._thread.start()
         log.info("verification: %s%s, settle %d ms, on divergence %s (only mapped columns"
@@ -83,17 +88,51 @@ class Validator:
             self._staged.extend(staged)
 
     def committed(self) -> None:
-        """What was staged is committed: queued for its check after settle_ms."""
+        """What was staged is committed: queued for its check after settle_ms (and written
+        to the journal before this returns: a check accepted is never lost)."""
         with self._staged_lock:
             staged, self._staged = self._staged, []
         due = time.monotonic() + self.settle
-        for c in staged:
+        accepted = []
+        with self._journal_lock():
+            for c in staged:
+                c.due = due
+                if self.pending.add((c.table, compare.key_of(c.key)), c):
+                    accepted.append(c)
+                elif self.pending.dropped and self.pending.dropped % 10000 == 1:
+                    log.warning("verification queue full (%d pending checks, [verify]"
+                                " queue_rows): checks are dropped (%d so far) until it drains",
+                                len(self.pending), self.pending.dropped)
+            if self.journal is not None:
+                self.journal.append(accepted)
+
+    def _journal_lock(self):
+        return self.journal.lock if self.journal is not None else contextlib.nullcontext()
+
+    def _reload(self) -> None:
+        """The checks a previous daemon accepted and did not finish (killed, stopped):
+        queued again, due after settle_ms."""
+        if self.journal is None:
+            return
+        loaded = self.journal.load()
+        due = time.monotonic() + self.settle
+        for c in loaded:
             c.due = due
-            if not self.pending.add((c.table, compare.key_of(c.key)), c) and \
-                    self.pending.dropped and self.pending.dropped % 10000 == 1:
-                log.warning("verification queue full (%d pending checks, [verify] queue_rows):"
-                            " checks are dropped (%d so far) until it drains",
-                            len(self.pending), self.pending.dropped)
+            self.pending.keep((c.table, compare.key_of(c.key)), c)
+        if loaded:
+            log.info("verification: %d pending check(s) of the previous run queued again"
+                     " (%s)", len(self.pending), self.journal.path)
+        with self.journal.lock:
+            self.journal.rewrite(self.pending.checks())
+
+    def _compact(self, force: bool = False) -> None:
+        """(validator thread, between batches) The journal keeps only what is pending."""
+        if self.journal is None or not self.journal.lines:
+            return
+        if force or self.journal.lines >= 1000 or time.monotonic() - self._rewritten > 5:
+            with self.journal.lock:
+                self.journal.rewrite(self.pending.checks())
+            self._rewritten = time.monotonic()
 
     def discard(self) -> None:
         """What was staged was rolled back (the session ended)."""
@@ -123,6 +162,10 @@ class Validator:
         self._stop.set()
         self._wake.set()
         self._thread.join(timeout=30)
+        if self.journal is not None and not self._thread.is_alive():
+            with self.journal.lock:  # what is still pending is checked at the next start
+                self.journal.rewrite(self.pending.checks())
+            self.journal.close()
         if self._conn is not None:
             try:
                 self._conn.close()
@@ -135,6 +178,7 @@ class Validator:
     def _run(self) -> None:
         while not self._stop.is_set():
             batch = self.pending.due(time.monotonic(), BATCH * 4)
+            self._compact(force=not batch and not len(self.pending))
             if not batch:
                 nxt = self.pending.next_due()
                 wait = 0.2 if nxt is None else max(0.0, min(0.2, nxt - time.monotonic()))

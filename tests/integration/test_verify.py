@@ -16,7 +16,7 @@ import pytest
 
 from applier.errors import ExitStatus
 from tests.integration.harness import wait_for
-from tests.integration.running import Foreground, run_cli, write_config
+from tests.integration.running import Foreground, kill_9_when, run_cli, write_config
 
 pytestmark = pytest.mark.integration
 
@@ -121,3 +121,40 @@ def test_heavy_concurrent_writes_to_the_same_keys_give_no_false_report(replica, 
     assert st["rows_divergent"] == 0, st
     assert st["verify"][f"{s}.t"]["rows_divergent"] == 0, st
     assert "diverges" not in daemon.stderr
+
+
+def test_kill_9_with_pending_checks_loses_none(replica, tmp_path):
+    """Checks accepted (their rows committed) and still waiting when the daemon is killed
+    are done by the next start: the hand change made meanwhile is reported, every row is
+    counted."""
+    s = replica.schema
+    replica.src("CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(20), d DECIMAL(6,2),"
+                " at DATETIME(3))")
+    replica.tgt("CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(20), d DECIMAL(6,2),"
+                " at DATETIME(3))")
+    replica.src(*[f"INSERT INTO t VALUES ({i}, 'v{i}', {i}.25, '2026-01-02 03:04:05.{i:03d}')"
+                  for i in range(1, 41)])
+    config = write_config(replica, tmp_path / "applier.toml", start="beginning",
+                          extra=_verify(settle_ms=600000))
+    changed = []
+
+    def pending_all() -> bool:
+        if not changed:
+            if replica.rows("SELECT COUNT(*) FROM t")[0][0] < 40:
+                return False
+            replica.tgt("UPDATE t SET v = 'by hand' WHERE id = 17")
+            changed.append(17)
+        st = _status(config)
+        return st.get("verify_pending") == 40 and st.get("rows_verified") == 0
+    kill_9_when(config, pending_all)
+    assert changed and _status(config).get("verify_pending") == 40  # killed with all pending
+    config.write_text(config.read_text().replace("settle_ms = 600000", "settle_ms = 100"))
+    done = run_cli("start", "--foreground", "--until-caught-up", "--config", str(config))
+    assert done.returncode == ExitStatus.OK, done.stderr
+    assert "40 pending check(s) of the previous run queued again" in done.stderr, done.stderr
+    st = _status(config)
+    assert st["rows_verified"] == 40 and st["rows_divergent"] == 1, (st, done.stderr[-3000:])
+    assert f"table '{s}.t' row (id=17) diverges at column v: expected 'v17', found" \
+        " 'by hand'" in done.stderr, done.stderr
+    found = replica.rows("SELECT key_values, columns_differing FROM verify_divergence")
+    assert [(json.loads(k), json.loads(c)) for k, c in found] == [([17], ["v"])], found
