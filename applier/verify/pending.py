@@ -19,6 +19,7 @@ class Check:
     expected: dict | None  # target column -> value; None: the row must be absent
     due: float  # when it may be read
     tries: int = 0  # reads that found a difference (reported on the second)
+    seq: int = 0  # its order in the journal (applier.verify.journal): the newest wins
 
 
 class Pending:

@@ -122,16 +122,14 @@ class Validator:
         if loaded:
             log.info("verification: %d pending check(s) of the previous run queued again"
                      " (%s)", len(self.pending), self.journal.path)
-        with self.journal.lock:
-            self.journal.rewrite(self.pending.checks())
+        self.journal.rewrite(self.pending.checks)
 
     def _compact(self, force: bool = False) -> None:
         """(validator thread, between batches) The journal keeps only what is pending."""
         if self.journal is None or not self.journal.lines:
             return
-        if force or self.journal.lines >= 1000 or time.monotonic() - self._rewritten > 5:
-            with self.journal.lock:
-                self.journal.rewrite(self.pending.checks())
+        if force or time.monotonic() - self._rewritten > 5:
+            self.journal.rewrite(self.pending.checks)
             self._rewritten = time.monotonic()
 
     def discard(self) -> None:
@@ -163,8 +161,8 @@ class Validator:
         self._wake.set()
         self._thread.join(timeout=30)
         if self.journal is not None and not self._thread.is_alive():
-            with self.journal.lock:  # what is still pending is checked at the next start
-                self.journal.rewrite(self.pending.checks())
+            # what is still pending is checked at the next start
+            self.journal.rewrite(self.pending.checks)
             self.journal.close()
         if self._conn is not None:
             try:
@@ -177,8 +175,8 @@ class Validator:
 
     def _run(self) -> None:
         while not self._stop.is_set():
+            self._compact(force=not len(self.pending))  # no check is being read here
             batch = self.pending.due(time.monotonic(), BATCH * 4)
-            self._compact(force=not batch and not len(self.pending))
             if not batch:
                 nxt = self.pending.next_due()
                 wait = 0.2 if nxt is None else max(0.0, min(0.2, nxt - time.monotonic()))

@@ -39,21 +39,49 @@ def test_a_value_without_an_encoding_is_named():
         tag(object())
 
 
+def _queue(j: Journal, p: Pending, *checks: Check) -> None:
+    with j.lock:
+        for c in checks:
+            p.add(("db.t", c.key), c)
+        j.append(list(checks))
+
+
+def _keys_and_values(j: Journal) -> list:
+    return [(c.key, c.expected) for c in Journal(str(j.path.parent)).load()]
+
+
 def test_the_journal_appends_and_a_rewrite_keeps_only_the_pending(tmp_path):
     j = Journal(str(tmp_path / "state"))
     assert j.load() == []
     p = Pending(100)
-    a = Check("db.t", ("id",), (1,), {"id": 1}, 0.0)
-    b = Check("db.t", ("id",), (2,), {"id": 2}, 0.0)
-    with j.lock:
-        for c in (a, b):
-            p.add(("db.t", c.key), c)
-        j.append([a, b])
-    assert [c.key for c in Journal(str(tmp_path / "state")).load()] == [(1,), (2,)]
+    _queue(j, p, Check("db.t", ("id",), (1,), {"v": 1}, 0.0),
+           Check("db.t", ("id",), (2,), {"v": 2}, 0.0))
+    assert _keys_and_values(j) == [((1,), {"v": 1}), ((2,), {"v": 2})]
     p.due(1.0, 1)  # the first one is done
-    with j.lock:
-        j.rewrite(p.checks())
-    assert [c.key for c in Journal(str(tmp_path / "state")).load()] == [(2,)]
+    j.rewrite(p.checks)
+    assert _keys_and_values(j) == [((2,), {"v": 2})]
+    _queue(j, p, Check("db.t", ("id",), (3,), {"v": 3}, 0.0))
+    assert _keys_and_values(j) == [((2,), {"v": 2}), ((3,), {"v": 3})]
+    j.close()
+
+
+def test_killed_between_setting_aside_and_the_snapshot_the_newest_image_wins(tmp_path):
+    j = Journal(str(tmp_path / "state"))
+    p = Pending(100)
+    _queue(j, p, Check("db.t", ("id",), (1,), {"v": "old"}, 0.0))
+    j.rewrite(p.checks)  # a snapshot holding key 1's old image
+    _queue(j, p, Check("db.t", ("id",), (1,), {"v": "new"}, 0.0),
+           Check("db.t", ("id",), (2,), {"v": 2}, 0.0))
+    with j.lock:  # the next rewrite is killed after the cheap part
+        j.set_aside()
+    _queue(j, p, Check("db.t", ("id",), (3,), {"v": 3}, 0.0))
+    with j.lock:  # and the one after too: .old keeps both appended files
+        j.set_aside()
+    loaded = Journal(str(tmp_path / "state")).load()
+    newest = {}
+    for c in loaded:  # as the validator queues them: the later replaces
+        newest[c.key] = c.expected
+    assert newest == {(1,): {"v": "new"}, (2,): {"v": 2}, (3,): {"v": 3}}
     j.close()
 
 
