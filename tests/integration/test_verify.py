@@ -158,3 +158,29 @@ def test_kill_9_with_pending_checks_loses_none(replica, tmp_path):
         " 'by hand'" in done.stderr, done.stderr
     found = replica.rows("SELECT key_values, columns_differing FROM verify_divergence")
     assert [(json.loads(k), json.loads(c)) for k, c in found] == [([17], ["v"])], found
+
+
+def test_a_full_queue_drops_and_says_so_and_sample_mode_checks_a_fraction(replica, tmp_path):
+    replica.src("CREATE TABLE t (id INT PRIMARY KEY, v INT)")
+    replica.tgt("CREATE TABLE t (id INT PRIMARY KEY, v INT)")
+    replica.src("INSERT INTO t VALUES " + ", ".join(f"({i}, {i})" for i in range(300)))
+    full = write_config(replica, tmp_path / "full.toml", start="beginning",
+                        extra=_verify(settle_ms=600000) + "queue_rows = 100\n")
+    with Foreground(full) as daemon:
+        st = wait_for("the queue to fill", lambda: (lambda x: x.get("verify_dropped") == 200
+                      and x)(_status(full)))
+        assert daemon.stop() == ExitStatus.OK, daemon.stderr
+    assert st["verify_pending"] == 100 and st["rows_verified"] == 0, st
+    assert "verification queue full (100 pending checks, [verify] queue_rows)" in \
+        daemon.stderr, daemon.stderr
+    replica.tgt("DROP TABLE IF EXISTS applier_checkpoint", "DELETE FROM t")
+    sample = write_config(replica, tmp_path / "sample.toml", start="beginning",
+                          extra=_verify(mode="sample", settle_ms=50) + "sample_rate = 0.5\n")
+    for left in replica.state_dir.glob("verify-pending*"):  # the first run's checks
+        left.unlink()
+    done = run_cli("start", "--foreground", "--until-caught-up", "--config", str(sample))
+    assert done.returncode == ExitStatus.OK, done.stderr
+    st = _status(sample)
+    # one row in two on average: all 300 or none has a chance of 2 ** -299
+    assert 0 < st["rows_verified"] < 300 and st["rows_divergent"] == 0, st
+    assert st["verify_pending"] == 0, st
