@@ -25,7 +25,8 @@ LAYERS = (
     ("applier.binlog",),  # reading the source
     ("applier.convert",),  # per-column decisions and value conversion
     ("applier.apply",),  # the target side
-    ("applier.ops",),  # the running service
+    # the running service; [verify]: applied rows re-read and compared (used by ops/)
+    ("applier.ops", "applier.verify"),
     ("applier.seed", "reconcile"),
     ("applier.sandbox",),
     ("applier.cli", "applier.layers"),

@@ -121,5 +121,40 @@ def run(ctx, config_path: str, tables: str | None, report_dir: str | None,
     sys.exit(status)
 
 
+
+@main.command()
+@click.option("--config", "config_path", required=True, type=click.Path(dir_okay=False),
+              help="The applier's TOML configuration.")
+@click.option("--from-verify", is_flag=True, required=True,
+              help="Write it from the divergences the daemon's [verify] recorded on the "
+              "target (required: a comparison's repair.sql comes from `reconcile run`).")
+@click.option("--output", default="repair.sql", show_default=True,
+              type=click.Path(dir_okay=False), help="Where the file goes.")
+def repair(config_path: str, from_verify: bool, output: str) -> None:
+    """Write repair.sql from the divergences [verify] found (never executed)."""
+    from datetime import UTC, datetime
+    from pathlib import Path
+
+    from applier.config import load_config
+    from applier.connection.factory import connect
+    from reconcile import fromverify
+    from reconcile.repair import render
+
+    config = load_config(config_path)
+    logsafe.register(config.source.password, config.target.password)
+    conn = connect(config.target, autocommit=True, side="target")
+    try:
+        found = fromverify.read(conn, config.replication.checkpoint_table)
+    finally:
+        conn.close()
+    t = config.target
+    sections = fromverify.sections(found)
+    Path(output).write_text(render(datetime.now(UTC).isoformat(timespec="seconds"),
+                                   f"{t.host}:{t.port}", sections), encoding="utf-8")
+    click.echo(output)
+    click.echo(f"reconcile repair: {sum(len(x) for _, x in sections) // 2} row(s) of "
+               f"{len(sections)} table(s) from [verify]'s divergences", err=True)
+
+
 if __name__ == "__main__":  # spark-submit reconcile/cli.py run --config F
     main()

@@ -9,7 +9,7 @@ from applier.config.validate import Check
 
 SSL_MODES = ("DISABLED", "PREFERRED", "REQUIRED", "VERIFY_CA", "VERIFY_IDENTITY")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
-SECTIONS = ("source", "target", "replication", "daemon", "reconcile")
+SECTIONS = ("source", "target", "replication", "daemon", "reconcile", "verify")
 REQUIRED = ("source", "target")
 TABLES = "tables"  # the [[tables]] entries (applier.config.tablenames), an array
 
@@ -71,6 +71,13 @@ KEYS: dict[str, dict[str, tuple[Check, str]]] = {
         "max_replica_lag": (validate.number(0), "max_replica_lag = 10"),
         "metrics_textfile": (validate.prom_file,
                              'metrics_textfile = "/var/lib/node_exporter/textfile/reconcile.prom"'),
+    },
+    "verify": {  # continuous verification inside the daemon (applier.verify)
+        "mode": (validate.choice("off", "sample", "full"), 'mode = "full"'),
+        "sample_rate": (validate.fraction, "sample_rate = 0.1"),
+        "settle_ms": (validate.integer(0, 3600000), "settle_ms = 1000"),
+        "on_divergence": (validate.choice("report", "stop"), 'on_divergence = "report"'),
+        "queue_rows": (validate.integer(100), "queue_rows = 100000"),
     },
 }
 SECRET_KEYS = frozenset({"password"})

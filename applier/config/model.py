@@ -105,12 +105,23 @@ class ReconcileConfig:
 
 
 @dataclass(frozen=True)
+class VerifyConfig:
+    """[verify]: re-read applied rows from the target and compare (applier.verify)."""
+    mode: str = "off"  # off | sample | full
+    sample_rate: float = 0.1  # mode = "sample": the fraction of applied rows checked
+    settle_ms: int = 1000  # how long after the commit a row is re-read
+    on_divergence: str = "report"  # or stop (exit 3 naming table, key and column)
+    queue_rows: int = 100000  # pending checks held at most; beyond: sampled, and said so
+
+
+@dataclass(frozen=True)
 class Config:
     source: ServerConfig
     target: ServerConfig
     replication: ReplicationConfig = field(default_factory=ReplicationConfig)
     daemon: DaemonConfig = field(default_factory=DaemonConfig)
     reconcile: ReconcileConfig = field(default_factory=ReconcileConfig)
+    verify: VerifyConfig = field(default_factory=VerifyConfig)
     path: Path | None = None
     # rewrite_db and the [[tables]] entries: where each source name lands on the target
     names: Renames = field(default_factory=Renames)

@@ -20,6 +20,7 @@ from applier.config.model import (
     ReconcileConfig,
     ReplicationConfig,
     ServerConfig,
+    VerifyConfig,
 )
 from applier.config.passwords import read_password, warn_if_exposed
 from applier.config.validate import Invalid, closest, kind, resolve, show
@@ -129,9 +130,14 @@ def _build(data: dict, base_dir: Path | None, environ: Mapping[str, str],
     if values["replication"].get("column_mapping") == "position":
         errors += tablenames.by_position(entries)
     names = tablenames.renames(values["replication"].get("rewrite_db", ()), entries)
+    verify = values["verify"]
+    if "sample_rate" in verify and verify.get("mode") != "sample":
+        errors.append(f"[verify] sample_rate: applies only with mode = \"sample\" (mode is "
+                      f"\"{verify.get('mode', 'off')}\") — set mode = \"sample\" or remove "
+                      f"sample_rate")
     if errors:
         raise ConfigError("\n".join(errors))
-    return Config(names=names, source=source, target=target,
+    return Config(verify=VerifyConfig(**verify),names=names, source=source, target=target,
                   replication=ReplicationConfig(**values["replication"]),
                   daemon=_daemon(values["daemon"], base_dir, environ),
                   reconcile=_reconcile(values["reconcile"], base_dir), path=path)

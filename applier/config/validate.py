@@ -136,6 +136,13 @@ def start(v: Any) -> str:
     return parsed if isinstance(parsed, str) else v.strip()
 
 
+def fraction(v: Any) -> float:
+    """A fraction of rows: a number greater than 0 and at most 1 (e.g. 0.1 for one in ten)."""
+    if isinstance(v, bool) or not isinstance(v, int | float) or not 0 < v <= 1:
+        raise Invalid("a number greater than 0 and at most 1 (0.1: one row in ten)")
+    return float(v)
+
+
 def boolean(v: Any) -> bool:
     if not isinstance(v, bool):
         raise Invalid("true or false")

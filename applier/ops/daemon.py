@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import signal
 import time
+from dataclasses import replace
 
 import pymysql
 from tenacity import RetryCallState
@@ -46,6 +47,9 @@ from applier.ops.statusfile import StatusFile
 from applier.replstate.checkpoint import Checkpoint, Saved
 from applier.replstate.startpoint import resolve_start
 from applier.server_codes import error_code
+from applier.verify.journal import Journal
+from applier.verify.record import Recorder
+from applier.verify.validator import Validator
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +90,8 @@ class Daemon:
         self._thread_id: int | None = None  # the apply connection's id on the target
         self._apply_started: float | None = None  # monotonic, while applying
         self._locks_checked = 0.0
+        self.verifier: Validator | None = None  # [verify] mode sample/full, while it runs
+        self._verify_written: dict | None = None  # its counts last handed to the status file
         r = config.replication
         self._every = max(1, config.daemon.progress_every)  # transactions per progress line
         self.limits = GroupLimits(r.group_max_transactions, r.group_max_rows,
@@ -122,6 +128,7 @@ class Daemon:
                                state_dir=d.state_dir, executed=lambda: self.checkpoint.executed)
         self.metrics.follow_lag(lambda: self.live.lag() or 0)
         self.status_file.follow(self._live_snapshot)
+        self._start_verify()
         retrying = self.outage.retrying(lambda: self._replicated, self._retrying)
         try:
             for attempt in retrying:
@@ -132,6 +139,8 @@ class Daemon:
         except ApplierError as exc:
             return self._stopped_on(exc)
         finally:  # the textfile keeps the last state: error, else stopped
+            if self.verifier is not None:
+                self.verifier.close()
             self.metrics.close("error" if self.live.state == "error" else "stopped")
             self.locks.close()
             self.status_file.close()  # what is pending is written; later writes are at once
@@ -171,10 +180,10 @@ class Daemon:
     def _live_snapshot(self) -> dict | None:
         """For the status file's timer: a new snapshot while a transaction is applied and
         its lag (growing while it waits on the target) or the row lock it waits for
-        changed since the last one."""
+        changed since the last one, or the validator's counts changed ([verify])."""
         waiting = self._watch_locks()
         if not self.live.applying_since and not waiting:
-            return None
+            return self._verify_snapshot()
         lag = self.live.lag()
         if lag == self._lag_written and not waiting:
             return None
@@ -206,6 +215,16 @@ class Daemon:
                     " transaction_retries)%s", exc, attempt,
                     self.options.transaction_retries,
                     f"; the lock is held by {holder}" if holder else "")
+
+    def _verify_snapshot(self) -> dict | None:
+        """[verify]: a new snapshot when the validator's counts changed since the last."""
+        if self.live.verify is None:
+            return None
+        counts = self.live.verify()
+        if counts == self._verify_written:
+            return None
+        self._verify_written = counts
+        return self.live.as_status()
 
     def _target_name(self) -> str:
         t = self.cfg.target
@@ -240,6 +259,8 @@ class Daemon:
             raise new from exc
         finally:
             target.close()
+            if self.verifier is not None:  # what was not committed is not checked
+                self.verifier.discard()
 
     def _connected(self, target) -> None:
         source = None
@@ -365,7 +386,26 @@ class Daemon:
         if not self.until_caught_up:  # a stream that ends is an outage, not the end
             raise TransientError("the source binlog stream ended; resume from the last "
                                  "checkpoint")
+        if self.verifier is not None:  # caught up: every queued check done first
+            self.verifier.finish()
+            self._verify_stopped()
         self.live.seconds_behind_source = 0
+
+    def _start_verify(self) -> None:
+        """[verify] mode sample or full: the validator thread, fed by the row writer."""
+        v = self.cfg.verify
+        if v.mode == "off":
+            return
+        recorder = Recorder(self.cfg.target, self.cfg.replication.checkpoint_table)
+        self.verifier = Validator(v, self.cfg.target, recorder, self.metrics.verified,
+                                  Journal(self.cfg.daemon.state_dir))
+        self.options = replace(self.options, observe=self.verifier.stage)
+        self.live.verify = self.verifier.status
+
+    def _verify_stopped(self) -> None:
+        """on_divergence = "stop": the validator found one; replication stops (exit 3)."""
+        if self.verifier is not None and self.verifier.fatal is not None:
+            raise self.verifier.fatal
 
     def _streaming(self) -> None:
         """The source accepted the dump and sent its first event (in the reading thread):
@@ -391,6 +431,7 @@ class Daemon:
     def _heartbeat(self) -> None:
         """The source is alive and has nothing more to send: we are caught up."""
         self.outage.progress()
+        self._verify_stopped()
         self.live.seconds_behind_source = 0
         self.metrics.set_lag(0)
         if self.notify:
@@ -401,6 +442,8 @@ class Daemon:
         """A transaction is committed (alone or with its group), or skipped: the target
         had executed it (keep_source_gtids)."""
         self.outage.progress()
+        if self.verifier is not None and not skipped:
+            self.verifier.committed()
         self.live.position, self.live.waiting_for = txn.end, None  # its locks were granted
         lag = max(0, int(time.time()) - txn.timestamp) if txn.timestamp else 0
         self.live.seconds_behind_source = lag
@@ -418,6 +461,7 @@ class Daemon:
         self.live.state = "running"
         self.metrics.set_state("running")
         self.status_file.update(self.live.as_status())
+        self._verify_stopped()
         if not skipped and self.live.totals.transactions % self._every == 0:
             log.info("applied %d transactions (%d rows), at %s, %s s behind source",
                      self.live.totals.transactions, self.live.totals.rows, txn.end,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from applier.apply.rows.lookup import LOOKUP_KINDS
@@ -29,6 +30,7 @@ class LiveState:
     applying: bool = False  # a transaction (or a commit group) is being applied
     waiting_for: str | None = None  # who holds the row lock it waits for (ops/lockwait)
     retrying: str = ""  # the error of the outage being waited out (state reconnecting)
+    verify: Callable[[], dict] | None = None  # [verify]: its counts (applier.verify)
 
     def lag(self) -> int | None:
         """Seconds behind the source as SHOW REPLICA STATUS counts them: now minus the
@@ -98,4 +100,4 @@ class LiveState:
             "lookups": {k: self.totals.lookups.get(k, 0) for k in LOOKUP_KINDS},
             "pid": os.getpid(),
             "updated_at": time.time(),
-        }
+        } | (self.verify() if self.verify is not None else {})

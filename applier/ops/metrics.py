@@ -156,6 +156,11 @@ class Metrics:
         self._error_time = both(Gauge("applier_last_error_timestamp_seconds",
                                       "When replication stopped on that error (Unix time);"
                                       " 0 when none", registry=None))
+        self._verified = both(Counter("applier_rows_verified", "Applied rows re-read from"
+                                      " the target and compared ([verify])", registry=None))
+        self._divergent = both(Counter("applier_rows_divergent", "Applied rows the target"
+                                       " holds otherwise than written ([verify])", ["table"],
+                                       registry=None))
         self._lag.set_function(self._current_lag)
         updated = both(Gauge("applier_metrics_updated_timestamp_seconds",
                              "When these values were read (Unix time)", registry=None))
@@ -200,6 +205,14 @@ class Metrics:
     @property
     def url(self) -> str | None:
         return f"http://{self.host}:{self.port}/metrics" if self._server is not None else None
+
+    def verified(self, table: str, rows: int, divergent: int) -> None:
+        """[verify]: rows checked on ``table``, ``divergent`` of them differing."""
+        if not self._on:
+            return
+        self._verified.inc(rows)
+        if divergent:
+            self._divergent.labels(table=table).inc(divergent)
 
     def resume(self, transactions: int, rows: int) -> None:
         """The checkpoint's totals (at each session start): the counters continue from

@@ -18,7 +18,8 @@ FIELDS = ("state", "reader_state", "applier_state", "source_host", "source_port"
           "gtid_executed", "last_gtid", "seconds_behind_source", "last_error_code",
           "last_error", "last_error_time", "last_error_position", "transactions_applied",
           "rows_applied", "transactions_skipped", "lookups", "pid", "checkpoint_updated_at",
-          "config")
+          "config", "rows_verified", "rows_divergent", "verify", "verify_pending",
+          "verify_dropped")
 
 
 def collect_status(cfg: Config) -> dict:

@@ -41,12 +41,15 @@ class RowWriter:
         self.context = context
         self.idempotent = idempotent  # IDEMPOTENT: a missing row or a duplicate key goes on
         self.lookups: Counter = Counter()  # lookups by kind (the applier resets it)
+        self.observe: Callable | None = None  # (plan, converted rows): [verify] stages them
 
     def write(self, tp: TablePlan, rows: ConvertedRows, txn: Transaction) -> int:
         """Apply a group of changes of one kind to one table (applier.apply.rows.batching),
         converted (applier.convert.rows), in the error context of its rows event; the
         number of row changes."""
         kind = rows.kind
+        if self.observe is not None:
+            self.observe(tp, rows)
         if kind == "insert":
             return self._inserts(tp, rows.afters, txn)
         if kind == "delete":

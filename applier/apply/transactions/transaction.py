@@ -83,6 +83,8 @@ class ApplyOptions:
     transaction_retries: int = 10
     # names that change between source and target: rewrite_db, [[tables]]
     names: Renames = field(default_factory=Renames, compare=False, hash=False)
+    # [verify]: called with each group of converted rows written (applier.verify)
+    observe: Callable | None = field(default=None, compare=False, hash=False)
 
 
 class TransactionApplier:
@@ -110,6 +112,7 @@ class TransactionApplier:
         self.context = ErrorContext()  # what is being applied, for error messages
         self.lock_retries = LockRetries(options.transaction_retries)
         self.writer = RowWriter(self.executor, self.context, options.idempotent)
+        self.writer.observe = options.observe  # [verify] (applier.verify.validator)
         # foreign key / unique checks per rows event's flags (after the statement in flight)
         self.checks = SessionChecks(self.executor.drain)
         # system-versioned target tables (read after the statement in flight)

@@ -23,7 +23,10 @@ def test_help_lists_the_run_command(monkeypatch, capsys):
     assert _run_module(monkeypatch, "--help") == 0
     out = capsys.readouterr().out
     assert out.startswith("Usage: ") and "[OPTIONS] COMMAND [ARGS]...\n" in out
-    assert "  run  Compare the tables; write report.json, report.html and repair.sql." in out
+    lines = [" ".join(line.split()) for line in out.splitlines()]  # padded to "repair"
+    assert "run Compare the tables; write report.json, report.html and repair.sql." in lines
+    assert any(line.startswith("repair Write repair.sql from the divergences [verify]")
+               for line in lines), out
 
 
 def test_a_missing_configuration_is_one_line_and_the_error_status(monkeypatch, capsys,

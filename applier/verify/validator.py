@@ -1,0 +1,300 @@
+"""The validator thread: the daemon stages each applied group of rows (``stage``, in the
+applying thread, before the commit) and hands them over once committed (``committed``);
+after ``settle_ms`` the thread re-reads them from the target, one SELECT ... WHERE key IN
+(...) per table per batch, on its own autocommit connection (READ COMMITTED: each read
+sees the newest commit), and compares them with the expected images
+(applier.verify.compare).
+
+Never a false report: a key applied again meanwhile is checked against its newest image
+only (applier.verify.pending), and a difference is reported only when a second read,
+``settle_ms`` later, still finds it and no newer image arrived. Only the mapped columns
+are compared (extra target columns keep their defaults, not checked); JSON columns (written
+as server-side expressions) and tables without a unique key on the target are not checked
+(said once per table in the log). What is found is counted (status, metrics), logged,
+and recorded in the divergence table (applier.verify.record); with on_divergence =
+"stop" the first one stops replication (``fatal``, raised by the daemon: exit 3)."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+import time
+from collections import Counter, defaultdict
+
+from applier.config.model import ServerConfig, VerifyConfig
+from applier.connection.factory import connect
+from applier.errors import ReplicationStopped
+from applier.sql.names import qualified, quote
+from applier.verify import compare
+from applier.verify.journal import Journal
+from applier.verify.pending import Check, Pending
+from applier.verify.record import Recorder
+
+log = logging.getLogger(__name__)
+BATCH = 500  # keys per SELECT
+DIVERGENCE = 13000  # the code of a divergence in last_error_code (outside the servers')
+
+
+class Validator:
+    def __init__(self, cfg: VerifyConfig, target: ServerConfig, recorder: Recorder,
+                 on_found=None, journal: Journal | None = None):
+        self.cfg = cfg
+        self.target = target
+        self.recorder = recorder
+        self.on_found = on_found  # (table, rows verified, rows divergent) -> None (metrics)
+        rate = cfg.sample_rate if cfg.mode == "sample" else 1.0
+        self.pending = Pending(cfg.queue_rows, rate)
+        self.settle = cfg.settle_ms / 1000
+        self._staged: list[Check] = []
+        self._staged_lock = threading.Lock()
+        self.verified: Counter = Counter()  # per table
+        self.divergent: Counter = Counter()
+        self.fatal: ReplicationStopped | None = None
+        self._unchecked: set[str] = set()  # tables said not to be checked
+        self._stop = threading.Event()
+        self._wake = threading.Event()
+        self._conn = None
+        self.drain_seconds = 0.0  # how long finish() waited for the queued checks
+        self.journal = journal  # the pending checks on disk (kill -9 loses none)
+        self._rewritten = time.monotonic()
+        self._reload()
+        self._thread = threading.Thread(target=self._run, name="verify", daemon=True)
+        self._thread.start()
+        log.info("verification: %s%s, settle %d ms, on divergence %s (only mapped columns"
+                 " are compared: extra target columns keep their defaults, unchecked)",
+                 cfg.mode, f" ({cfg.sample_rate:g} of rows)" if cfg.mode == "sample" else "",
+                 cfg.settle_ms, cfg.on_divergence)
+
+    # -- the applying thread -------------------------------------------------------------
+    def stage(self, tp, rows) -> None:
+        """A group of converted rows written (not yet committed): their expected images
+        by the key the lookup used."""
+        target = tp.target
+        name = f"{target.schema}.{target.table}"
+        images = rows.befores if rows.kind == "delete" else rows.afters
+        staged = []
+        for image in images:
+            if not image:
+                continue
+            plan = tp.lookup(frozenset(image))
+            if not plan.unique:
+                self._say_unchecked(name, "it has no primary or unique key on the target")
+                return
+            key = tuple(image[c] for c in plan.columns)
+            expected = None if rows.kind == "delete" else image
+            staged.append(Check(name, plan.columns, key, expected, 0.0))
+        with self._staged_lock:
+            self._staged.extend(staged)
+
+    def committed(self) -> None:
+        """What was staged is committed: queued for its check after settle_ms (and written
+        to the journal before this returns: a check accepted is never lost)."""
+        with self._staged_lock:
+            staged, self._staged = self._staged, []
+        due = time.monotonic() + self.settle
+        accepted = []
+        with self._journal_lock():
+            for c in staged:
+                c.due = due
+                if self.pending.add((c.table, compare.key_of(c.key)), c):
+                    accepted.append(c)
+                elif self.pending.dropped and self.pending.dropped % 10000 == 1:
+                    log.warning("verification queue full (%d pending checks, [verify]"
+                                " queue_rows): checks are dropped (%d so far) until it drains",
+                                len(self.pending), self.pending.dropped)
+            if self.journal is not None:
+                self.journal.append(accepted)
+
+    def _journal_lock(self):
+        return self.journal.lock if self.journal is not None else contextlib.nullcontext()
+
+    def _reload(self) -> None:
+        """The checks a previous daemon accepted and did not finish (killed, stopped):
+        queued again, due after settle_ms."""
+        if self.journal is None:
+            return
+        loaded = self.journal.load()
+        due = time.monotonic() + self.settle
+        for c in loaded:
+            c.due = due
+            self.pending.keep((c.table, compare.key_of(c.key)), c)
+        if loaded:
+            log.info("verification: %d pending check(s) of the previous run queued again"
+                     " (%s)", len(self.pending), self.journal.path)
+        self.journal.rewrite(self.pending.checks)
+
+    def _compact(self, force: bool = False) -> None:
+        """(validator thread, between batches) The journal keeps only what is pending."""
+        if self.journal is None or not self.journal.lines:
+            return
+        if force or time.monotonic() - self._rewritten > 5:
+            self.journal.rewrite(self.pending.checks)
+            self._rewritten = time.monotonic()
+
+    def discard(self) -> None:
+        """What was staged was rolled back (the session ended)."""
+        with self._staged_lock:
+            self._staged = []
+
+    def status(self) -> dict:
+        tables = sorted(set(self.verified) | set(self.divergent))
+        return {"rows_verified": sum(self.verified.values()),
+                "rows_divergent": sum(self.divergent.values()),
+                "verify": {t: {"rows_verified": self.verified[t],
+                               "rows_divergent": self.divergent[t]} for t in tables},
+                "verify_pending": len(self.pending), "verify_dropped": self.pending.dropped}
+
+    def finish(self, timeout: float = 60.0) -> None:
+        """Check everything queued (waiting for its settle delay), then stop the thread."""
+        started = time.monotonic()
+        end = started + timeout
+        while (len(self.pending) or self._busy) and time.monotonic() < end \
+                and self._thread.is_alive() and self.fatal is None:
+            self._wake.set()
+            time.sleep(0.05)
+        self.drain_seconds = time.monotonic() - started
+        self.close()
+
+    def close(self) -> None:
+        self._stop.set()
+        self._wake.set()
+        self._thread.join(timeout=30)
+        if self.journal is not None and not self._thread.is_alive():
+            # what is still pending is checked at the next start
+            self.journal.rewrite(self.pending.checks)
+            self.journal.close()
+        if self._conn is not None:
+            try:
+                self._conn.close()
+            except Exception:  # noqa: BLE001 - already gone
+                pass
+
+    # -- the validator thread ------------------------------------------------------------
+    _busy = False
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self._compact(force=not len(self.pending))  # no check is being read here
+            batch = self.pending.due(time.monotonic(), BATCH * 4)
+            if not batch:
+                nxt = self.pending.next_due()
+                wait = 0.2 if nxt is None else max(0.0, min(0.2, nxt - time.monotonic()))
+                self._wake.wait(wait)
+                self._wake.clear()
+                continue
+            self._busy = True
+            try:
+                self._check(batch)
+            except Exception as exc:  # noqa: BLE001 - a lost connection: checked again
+                log.warning("verification: reading the target failed (%s); the checks are"
+                            " retried", exc)
+                self._drop_connection()
+                for name, c in batch:
+                    c.due = time.monotonic() + max(self.settle, 1.0)
+                    self.pending.again(name, c)
+                self._stop.wait(1.0)
+            finally:
+                self._busy = False
+
+    def _connection(self):
+        if self._conn is None:
+            self._conn = connect(self.target, apply_session=True, autocommit=True, side="target")
+            with self._conn.cursor() as cur:
+                cur.execute("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED")
+        return self._conn
+
+    def _drop_connection(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            try:
+                conn.close()
+            except Exception:  # noqa: BLE001
+                pass
+
+    def _check(self, batch: list[tuple[tuple, Check]]) -> None:
+        groups: dict[tuple, list[tuple[tuple, Check]]] = defaultdict(list)
+        for name, c in batch:
+            groups[(c.table, c.key_columns)].append((name, c))
+        for (table, cols), items in groups.items():
+            for i in range(0, len(items), BATCH):
+                self._check_rows(table, cols, items[i:i + BATCH])
+
+    def _check_rows(self, table: str, cols: tuple[str, ...], items) -> None:
+        found = self._read(table, cols, [c.key for _, c in items])
+        verified = divergent = 0
+        for name, c in items:
+            if self.pending.superseded(name):
+                continue  # applied again meanwhile: its newest image is checked
+            row = found.get(compare.key_of(c.key))
+            diff = self._difference(c, row)
+            if not diff:
+                verified += 1
+                continue
+            if c.tries == 0:  # seen once: read again after settle_ms before reporting
+                c.tries, c.due = 1, time.monotonic() + max(self.settle, 0.2)
+                self.pending.again(name, c)
+                continue
+            verified += 1
+            divergent += 1
+            self._report(c, row, diff)
+        self.verified[table] += verified
+        self.divergent[table] += divergent
+        if self.on_found is not None and (verified or divergent):
+            self.on_found(table, verified, divergent)
+
+    def _difference(self, c: Check, row: dict | None) -> list[str]:
+        if c.expected is None:
+            return [] if row is None else ["(row present)"]
+        if row is None:
+            return ["(row missing)"]
+        return compare.differing(c.expected, row, self._skipped_columns(c.table, row))
+
+    def _skipped_columns(self, table: str, row: dict) -> frozenset:
+        return self._json.get(table, frozenset())
+
+    _json: dict = {}
+
+    def _read(self, table: str, cols: tuple[str, ...], keys: list[tuple]) -> dict:
+        schema, name = table.split(".", 1)
+        one = "(" + ", ".join(["%s"] * len(cols)) + ")"
+        where = f"({', '.join(quote(c) for c in cols)}) IN ({', '.join([one] * len(keys))})"
+        sql = f"SELECT * FROM {qualified(schema, name)} WHERE {where}"
+        conn = self._connection()
+        with conn.cursor() as cur:
+            cur.execute(sql, [v for k in keys for v in k])
+            names = [d[0] for d in cur.description]
+            json_cols = frozenset(d[0] for d in cur.description if d[1] == 245)
+            if json_cols:
+                self._json = {**self._json, table: json_cols}
+            rows = [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
+        return {compare.key_of(r[c] for c in cols): r for r in rows}
+
+    def _report(self, c: Check, row: dict | None, diff: list[str]) -> None:
+        key = ", ".join(f"{k}={v!r}" for k, v in zip(c.key_columns, c.key, strict=True))
+        column = diff[0]
+        message = (f"verification: table '{c.table}' row ({key}) diverges at column "
+                   f"{column}: expected {self._show(c.expected, column)}, found "
+                   f"{self._show(row, column)}")
+        log.error("%s", message)
+        try:
+            self.recorder.record(c, row, diff)
+        except Exception as exc:  # noqa: BLE001 - counted and logged all the same
+            log.warning("verification: cannot record the divergence: %s", exc)
+        if self.cfg.on_divergence == "stop" and self.fatal is None:
+            self.fatal = ReplicationStopped(
+                f"{message} — on_divergence = \"stop\": repair the row (reconcile repair"
+                f" --from-verify) and start again", code=DIVERGENCE)
+
+    @staticmethod
+    def _show(image: dict | None, column: str):
+        if image is None:
+            return "no row"
+        if column.startswith("("):
+            return "the row"
+        return repr(image.get(column))
+
+    def _say_unchecked(self, table: str, why: str) -> None:
+        if table not in self._unchecked:
+            self._unchecked.add(table)
+            log.warning("verification: table '%s' is not checked: %s", table, why)
