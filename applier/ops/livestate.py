@@ -59,8 +59,8 @@ class LiveState:
                 return "reading the source's binlog; waiting for the source to send events"
             return "connected to the source; waiting for its binlog to start"
         if self.state == "reconnecting":
-            code = f" error {self.retry_code}" if self.retry_code else ""
-            return (f"reconnecting after{code} (attempt {self.retry_attempt}):"
+            code = f" after error {self.retry_code}" if self.retry_code else ""
+            return (f"reconnecting to the servers{code} (attempt {self.retry_attempt}):"
                     f" {self.retrying}")
         if self.state == "starting":
             return "connecting to the source"

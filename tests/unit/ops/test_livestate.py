@@ -52,8 +52,10 @@ def test_the_sentences_say_what_each_side_does_or_waits_for():
     assert live.applier_state() == "applying transaction ending at binlog.000001:900"
     live.state, live.retrying = "reconnecting", "lost connection (2013)"
     live.retry_code, live.retry_attempt = 2013, 3
-    assert live.reader_state() == ("reconnecting after error 2013 (attempt 3):"
-                                   " lost connection (2013)")
+    assert live.reader_state() == ("reconnecting to the servers after error 2013"
+                                   " (attempt 3): lost connection (2013)")
+    live.retry_code = 0  # a failure without a server code
+    assert live.reader_state().startswith("reconnecting to the servers (attempt 3): ")
     live.state, live.last_error_code = "error", 1032
     live.last_error = "row not found (1032)"
     assert live.applier_state().startswith("stopped on error 1032 after binlog.000001:400")
