@@ -120,7 +120,9 @@ class Daemon:
         d = self.cfg.daemon
         self.metrics = Metrics(d.metrics_port, d.metrics_host, textfile=d.metrics_textfile,
                                state_dir=d.state_dir, executed=lambda: self.checkpoint.executed)
-        self.metrics.follow_lag(lambda: self.live.lag() or 0)
+        # as status: NaN (NULL) while reconnecting, 0 until the source streams
+        self.metrics.follow_lag(lambda: float("nan") if self.live.state == "reconnecting"
+                                else self.live.lag() or 0)
         self.status_file.follow(self._live_snapshot)
         retrying = self.outage.retrying(lambda: self._replicated, self._retrying)
         try:
