@@ -126,7 +126,9 @@ class Daemon:
         d = self.cfg.daemon
         self.metrics = Metrics(d.metrics_port, d.metrics_host, textfile=d.metrics_textfile,
                                state_dir=d.state_dir, executed=lambda: self.checkpoint.executed)
-        self.metrics.follow_lag(lambda: self.live.lag() or 0)
+        # as status: NaN (NULL) while reconnecting, 0 until the source streams
+        self.metrics.follow_lag(lambda: float("nan") if self.live.state == "reconnecting"
+                                else self.live.lag() or 0)
         self.status_file.follow(self._live_snapshot)
         self._start_verify()
         retrying = self.outage.retrying(lambda: self._replicated, self._retrying)
@@ -155,6 +157,7 @@ class Daemon:
         code = getattr(exc, "code", 0) or error_code(exc.__cause__) or 0
         self.metrics.error(code)
         self.live.retrying = str(exc)
+        self.live.retry_code, self.live.retry_attempt = code, self.outage.failures
         log.warning("%s; retrying in %.1f s (attempt %d, giving up %.0f s after the first"
                     " failure)", exc, retry_state.upcoming_sleep, self.outage.failures,
                     self.reconnect_for)
@@ -352,6 +355,7 @@ class Daemon:
                 self._in_apply = self.live.applying = True
                 self._phase = APPLYING
                 self._apply_started = self._apply_started or time.monotonic()
+                self.live.applying_now(txn.end, txn.changes)
                 if not group:
                     self.live.applying_since = txn.timestamp or None
                 try:
@@ -373,6 +377,7 @@ class Daemon:
                     continue
                 self.live.applying_since = self._apply_started = None
                 self.live.applying, self.live.waiting_for = False, None
+                self.live.transaction = None
                 if pipeline is None or not pipeline.ready():  # caught up: lag 0 (livestate)
                     self.status_file.update(self.live.as_status())
                 self._phase = READING_SOURCE

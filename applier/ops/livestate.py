@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from applier.apply.rows.lookup import LOOKUP_KINDS
 from applier.apply.transactions.transaction import Totals
+from applier.binlog.events import RowChange
 from applier.core.position import Position
 from applier.ops.received import Received
 
@@ -30,12 +31,18 @@ class LiveState:
     applying: bool = False  # a transaction (or a commit group) is being applied
     waiting_for: str | None = None  # who holds the row lock it waits for (ops/lockwait)
     retrying: str = ""  # the error of the outage being waited out (state reconnecting)
+    retry_code: int = 0  # its server code (0: none), and which attempt comes next
+    retry_attempt: int = 0
+    transaction: str | None = None  # the one being applied: its GTID (or end), its table
     verify: Callable[[], dict] | None = None  # [verify]: its counts (applier.verify)
 
     def lag(self) -> int | None:
         """Seconds behind the source as SHOW REPLICA STATUS counts them: now minus the
         source timestamp of the transaction being applied (also while it waits on the
-        target, e.g. for a row lock), else the last applied transaction's lag."""
+        target, e.g. for a row lock), else the last applied transaction's lag; None (the
+        server's NULL) while the reader is not connected (starting, reconnecting)."""
+        if self.state != "running":
+            return None
         since = self.applying_since
         if since:
             return max(0, int(time.time()) - since)
@@ -54,9 +61,13 @@ class LiveState:
                 return "reading the source's binlog; waiting for the source to send events"
             return "connected to the source; waiting for its binlog to start"
         if self.state == "reconnecting":
-            return f"reconnecting to the servers after: {self.retrying}"
+            code = f" after error {self.retry_code}" if self.retry_code else ""
+            return (f"reconnecting to the servers{code} (attempt {self.retry_attempt}):"
+                    f" {self.retrying}")
         if self.state == "starting":
             return "connecting to the source"
+        if self.state == "error":
+            return f"stopped: {self.last_error}" if self.last_error else "stopped"
         return "stopped"
 
     def applier_state(self) -> str:
@@ -65,6 +76,8 @@ class LiveState:
         if self.state == "running":
             if self.waiting_for:
                 return f"waiting for a row lock held by {self.waiting_for}"
+            if self.applying and self.transaction:
+                return f"applying transaction {self.transaction}"
             if self.applying:
                 return f"applying the source's transactions{after}"
             return ("applied everything read from the source; waiting for the reader"
@@ -77,6 +90,14 @@ class LiveState:
             return (f"stopped on error {self.last_error_code}{after}: see last_error;"
                     " start resumes at the checkpoint once it is fixed")
         return "stopped"
+
+    def applying_now(self, end: Position, changes) -> None:
+        """The transaction ending at ``end`` is being applied: named by its GTID (else
+        its end) and the table of its first row change, when its changes are a list."""
+        name = end.last_gtid or f"ending at {end}"
+        table = next((c.table.qualified for c in changes if isinstance(c, RowChange)),
+                     None) if isinstance(changes, list) else None
+        self.transaction = f"{name} (table {table})" if table else name
 
     def as_status(self) -> dict:
         pos = self.position

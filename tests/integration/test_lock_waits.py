@@ -119,6 +119,11 @@ def test_spent_lock_retries_stop_with_exit_3_naming_the_holder(replica, tmp_path
         assert "transaction_retries" in stopped["last_error"]
         assert stopped["applier_state"].startswith("stopped on error 1205")
         assert stopped["reader_state"].startswith("stopped")
+        # the last known received position survives the stop: the update was read, not
+        # executed
+        assert stopped["received_log_file"] == stopped["source_log_file"]
+        assert stopped["received_log_pos"] > stopped["source_log_pos"]
+        assert stopped["received_gtid_set"] != stopped["gtid_executed"]
         # the lock gone, a start applies it, once
         run = run_cli("start", "--until-caught-up", "--config", str(config))
         assert run.returncode == 0, run.stderr

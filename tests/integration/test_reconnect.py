@@ -52,7 +52,12 @@ def test_source_killed_while_idle_and_while_streaming(sandbox, ops):
     workload(ops, 1, 50)
     ops.caught_up()
     stop_server(sandbox, "source")  # the daemon waits for the source: idle
-    ops.wait_status("state reconnecting", lambda s: s["state"] == "reconnecting")
+    away = ops.wait_status("state reconnecting", lambda s: s["state"] == "reconnecting")
+    # the reader is not connected: the lag is NULL as the server's, the reader says why
+    assert away["seconds_behind_source"] is None
+    assert away["reader_state"].startswith("reconnecting to the servers"), away
+    assert "(attempt " in away["reader_state"]
+    assert away["received_log_pos"] == away["source_log_pos"]  # all read was applied
     sandbox.restart("source")
     workload(ops, 51, 50)
     assert_exactly_once(ops, 100)

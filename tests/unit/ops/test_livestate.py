@@ -4,13 +4,19 @@ received beside what is executed, and the lag when caught up."""
 
 from __future__ import annotations
 
+from applier.binlog.events import RowChange, Statement
 from applier.core.gtidset import MySQLGtidSet
 from applier.core.position import Position
+from applier.core.types import SourceTable
 from applier.ops.livestate import LiveState
 from applier.ops.lockwait import describe
 from applier.ops.received import Received
 
 UUID = "3e11fa47-71ca-11e1-9e33-c80aa9429562"
+
+
+def _row(schema: str, table: str) -> RowChange:
+    return RowChange("insert", SourceTable(schema, table, 1, ()), None, {0: 1})
 
 
 def test_received_adds_every_gtid_read_to_the_executed_set():
@@ -38,10 +44,22 @@ def test_the_sentences_say_what_each_side_does_or_waits_for():
     live.waiting_for = "connection 42 (app@localhost, idle in its transaction) on db.t"
     assert live.applier_state() == ("waiting for a row lock held by connection 42"
                                     " (app@localhost, idle in its transaction) on db.t")
+    live.waiting_for = None
+    live.applying_now(Position("binlog.000001", 700, last_gtid=f"{UUID}:8"),
+                      [Statement("shop", "SET @a = 1"), _row("shop", "t")])
+    assert live.applier_state() == f"applying transaction {UUID}:8 (table shop.t)"
+    live.applying_now(Position("binlog.000001", 900), iter(()))  # streamed: no table
+    assert live.applier_state() == "applying transaction ending at binlog.000001:900"
     live.state, live.retrying = "reconnecting", "lost connection (2013)"
-    assert "lost connection (2013)" in live.reader_state()
+    live.retry_code, live.retry_attempt = 2013, 3
+    assert live.reader_state() == ("reconnecting to the servers after error 2013"
+                                   " (attempt 3): lost connection (2013)")
+    live.retry_code = 0  # a failure without a server code
+    assert live.reader_state().startswith("reconnecting to the servers (attempt 3): ")
     live.state, live.last_error_code = "error", 1032
+    live.last_error = "row not found (1032)"
     assert live.applier_state().startswith("stopped on error 1032 after binlog.000001:400")
+    assert live.reader_state() == "stopped: row not found (1032)"
     status = live.as_status()
     assert {"received_log_file", "received_log_pos", "received_gtid_set", "reader_state",
             "applier_state"} <= set(status)
@@ -57,7 +75,9 @@ def test_the_lag_is_zero_when_caught_up_and_unknown_while_not_streaming():
     live.applying = False
     assert live.lag() == 0
     live.state = "reconnecting"
-    assert live.lag() == 7
+    assert live.lag() is None  # the reader is not connected: NULL, as the server's
+    live.state = "starting"
+    assert live.lag() is None
 
 
 def test_a_lock_holder_is_described_as_the_server_tells():
