@@ -40,7 +40,7 @@ from applier.core.position import StartPoint
 from applier.errors import ApplierError, ExitStatus, TransientError
 from applier.ops import pipeline as pipe
 from applier.ops.livestate import LiveState
-from applier.ops.lockwait import LockWatcher
+from applier.ops.lockwait import LockWaits
 from applier.ops.metrics import Metrics
 from applier.ops.sourcecolumns import SourceColumns
 from applier.ops.statusfile import StatusFile
@@ -59,7 +59,6 @@ OPENING_SOURCE = "opening the source binlog"
 READING_START = "reading the start position on the source"
 READING_SOURCE = "reading the source binlog"
 SOURCE_PHASES = (OPENING_SOURCE, READING_START, READING_SOURCE)  # the source's user acts
-LOCK_WATCH_AFTER = 1.0  # seconds applying before asking who holds a lock we wait for
 HEARTBEAT = 30.0  # seconds between source heartbeats when idle (MySQL: slave_net_timeout/2)
 
 
@@ -86,10 +85,7 @@ class Daemon:
         self._lag_written: int | None = None  # the live lag last handed to the status file
         self.overlap = True  # read and decode in a thread while applying (bench: off to profile)
         self._pipeline: pipe.Pipeline | None = None  # the reader thread, while it runs
-        self.locks = LockWatcher(config.target)  # who holds a row lock we wait for
-        self._thread_id: int | None = None  # the apply connection's id on the target
-        self._apply_started: float | None = None  # monotonic, while applying
-        self._locks_checked = 0.0
+        self.locks = LockWaits(config.target, self.live)  # who holds a lock we wait for
         self.verifier: Validator | None = None  # [verify] mode sample/full, while it runs
         self._verify_written: dict | None = None  # its counts last handed to the status file
         r = config.replication
@@ -184,7 +180,7 @@ class Daemon:
         """For the status file's timer: a new snapshot while a transaction is applied and
         its lag (growing while it waits on the target) or the row lock it waits for
         changed since the last one, or the validator's counts changed ([verify])."""
-        waiting = self._watch_locks()
+        waiting = self.locks.watch()
         if not self.live.applying_since and not waiting:
             return self._verify_snapshot()
         lag = self.live.lag()
@@ -193,31 +189,10 @@ class Daemon:
         self._lag_written = lag
         return self.live.as_status()
 
-    def _watch_locks(self) -> bool:
-        """While a transaction has been applied for LOCK_WATCH_AFTER s or more, ask (at
-        most that often) who holds the row lock it waits for; True when that changed."""
-        started, conn_id, now = self._apply_started, self._thread_id, time.monotonic()
-        holder = None
-        if started is not None and conn_id is not None and now - started >= LOCK_WATCH_AFTER:
-            if now - self._locks_checked < LOCK_WATCH_AFTER:
-                return False
-            self._locks_checked = now
-            holder = self.locks.holder(conn_id)
-        if holder == self.live.waiting_for:
-            return False
-        self.live.waiting_for = holder
-        if holder:
-            log.info("waiting for a row lock held by %s", holder)
-        return True
-
     def _lock_waited(self, attempt: int, code: int, exc: BaseException) -> None:
         """A transaction lost a row lock and is applied again in place (lockretry)."""
         self.metrics.error(code)
-        holder = self.live.waiting_for
-        log.warning("%s; applying it again in place (attempt %d of %d, [replication]"
-                    " transaction_retries)%s", exc, attempt,
-                    self.options.transaction_retries,
-                    f"; the lock is held by {holder}" if holder else "")
+        self.locks.retried(exc, attempt, self.options.transaction_retries)
 
     def _verify_snapshot(self) -> dict | None:
         """[verify]: a new snapshot when the validator's counts changed since the last."""
@@ -285,7 +260,7 @@ class Daemon:
             self._phase = "preparing the target session"
             applier = TransactionApplier.on_connection(target, self.checkpoint, self.options,
                                                        self.live.totals)
-            self._thread_id = target.thread_id()
+            self.locks.connection = target.thread_id()
             applier.lock_retries.waited = self._lock_waited
             applier.lock_retries.holder = lambda: self.live.waiting_for
             self.live.received.start(saved.position if saved else None,
@@ -336,7 +311,7 @@ class Daemon:
         and decodes ahead while this thread applies (applier.ops.pipeline), and the
         transactions already read are committed in groups
         (applier.apply.transactions.commitgroup)."""
-        self.live.applying, self._apply_started, self.live.waiting_for = False, None, None
+        self.live.applying, self.locks.started, self.live.waiting_for = False, None, None
         received = self.live.received.read
         pipeline = self._pipeline = (pipe.Pipeline(source, on_read=received)
                                      if self.overlap else None)
@@ -354,7 +329,7 @@ class Daemon:
                     received(txn.end)
                 self._in_apply = self.live.applying = True
                 self._phase = APPLYING
-                self._apply_started = self._apply_started or time.monotonic()
+                self.locks.started = self.locks.started or time.monotonic()
                 self.live.applying_now(txn.end, txn.changes)
                 if not group:
                     self.live.applying_since = txn.timestamp or None
@@ -375,7 +350,7 @@ class Daemon:
                     self._in_apply = bool(group)
                 if group:
                     continue
-                self.live.applying_since = self._apply_started = None
+                self.live.applying_since = self.locks.started = None
                 self.live.applying, self.live.waiting_for = False, None
                 self.live.transaction = None
                 if pipeline is None or not pipeline.ready():  # caught up: lag 0 (livestate)

@@ -11,6 +11,7 @@ MariaDB: PROCESS); without it the wait is still shown, without the holder.
 from __future__ import annotations
 
 import logging
+import time
 
 import pymysql
 
@@ -93,3 +94,45 @@ class LockWatcher:
             except Exception:  # noqa: BLE001 - already gone
                 pass
             self._conn = None
+
+
+WATCH_AFTER = 1.0  # seconds applying before asking who holds a lock we wait for
+
+
+class LockWaits:
+    """The daemon's side of a lock wait: ``started`` (monotonic) while a transaction is
+    applied on the target connection ``connection`` (its id); ``watch()``, in the status
+    file's timer, asks at most every WATCH_AFTER s, once a transaction has been applied
+    that long, who holds the lock it waits for, into ``live.waiting_for``."""
+
+    def __init__(self, target_cfg, live):
+        self.watcher = LockWatcher(target_cfg)
+        self.live = live
+        self.connection: int | None = None
+        self.started: float | None = None
+        self._checked = 0.0
+
+    def watch(self) -> bool:
+        """True when the holder seen changed."""
+        started, conn_id, now = self.started, self.connection, time.monotonic()
+        holder = None
+        if started is not None and conn_id is not None and now - started >= WATCH_AFTER:
+            if now - self._checked < WATCH_AFTER:
+                return False
+            self._checked = now
+            holder = self.watcher.holder(conn_id)
+        if holder == self.live.waiting_for:
+            return False
+        self.live.waiting_for = holder
+        if holder:
+            log.info("waiting for a row lock held by %s", holder)
+        return True
+
+    def retried(self, exc: BaseException, attempt: int, retries: int) -> None:
+        holder = self.live.waiting_for
+        log.warning("%s; applying it again in place (attempt %d of %d, [replication]"
+                    " transaction_retries)%s", exc, attempt, retries,
+                    f"; the lock is held by {holder}" if holder else "")
+
+    def close(self) -> None:
+        self.watcher.close()
