@@ -39,6 +39,7 @@ from pathlib import Path
 from applier.connection.factory import connect
 from applier.sandbox.servers import Sandbox
 from bench.bench_catchup import _one
+from bench.bench_catchup import native as catchup_native
 from bench.bench_catchup import ours as catchup_ours
 from bench.bench_oltp import set_durability
 from tests.integration.harness import source_now
@@ -106,46 +107,21 @@ def reset_target(target, tables: int) -> None:
 
 
 def native(flavor: str, src, target, start, end, parallel: str, workers: int) -> float:
-    """The server's own replica from ``start`` until it has executed ``end``: seconds.
-    ``parallel``: "serial", or MariaDB's "optimistic"/"conservative", or MySQL's
-    "writeset"."""
-    maria = flavor == "mariadb"
-    stop, reset = ("STOP SLAVE", "RESET SLAVE ALL") if maria else ("STOP REPLICA",
-                                                                   "RESET REPLICA ALL")
-    with target.cursor() as cur:
-        cur.execute(stop)
-        cur.execute(reset)
-        if maria:
-            threads = 0 if parallel == "serial" else workers
-            cur.execute(f"SET GLOBAL slave_parallel_threads = {threads}")
+    """The server's own replica from ``start`` until it has executed ``end``: seconds
+    (bench_catchup.native, after setting its parallel mode). ``parallel``: "serial", or
+    MariaDB's "optimistic"/"conservative", or MySQL's "writeset"."""
+    with target.cursor() as cur:  # stopped: bench_catchup.native ends with STOP + RESET
+        cur.execute("STOP SLAVE" if flavor == "mariadb" else "STOP REPLICA")
+        if flavor == "mariadb":
+            cur.execute("SET GLOBAL slave_parallel_threads = "
+                        f"{0 if parallel == 'serial' else workers}")
             if parallel != "serial":
                 cur.execute(f"SET GLOBAL slave_parallel_mode = '{parallel}'")
-            cur.execute(f"CHANGE MASTER TO MASTER_HOST='{src.host}', MASTER_PORT={src.port},"
-                        f" MASTER_USER='{src.user}', MASTER_PASSWORD='{src.password}',"
-                        f" MASTER_LOG_FILE='{start.log_file}', MASTER_LOG_POS={start.log_pos},"
-                        " MASTER_USE_GTID=no")
-            t0 = time.perf_counter()
-            cur.execute("START SLAVE")
-            cur.execute("SELECT MASTER_POS_WAIT(%s, %s, 3600)", (end.log_file, end.log_pos))
         else:
             cur.execute("SET GLOBAL replica_parallel_workers = "
                         f"{1 if parallel == 'serial' else workers}")
             cur.execute("SET GLOBAL replica_preserve_commit_order = ON")
-            cur.execute(f"CHANGE REPLICATION SOURCE TO SOURCE_HOST='{src.host}',"
-                        f" SOURCE_PORT={src.port}, SOURCE_USER='{src.user}',"
-                        f" SOURCE_PASSWORD='{src.password}', SOURCE_LOG_FILE='{start.log_file}',"
-                        f" SOURCE_LOG_POS={start.log_pos}, GET_SOURCE_PUBLIC_KEY=1,"
-                        " SOURCE_SSL=0")
-            t0 = time.perf_counter()
-            cur.execute("START REPLICA")
-            cur.execute("SELECT SOURCE_POS_WAIT(%s, %s, 3600)", (end.log_file, end.log_pos))
-        waited = cur.fetchone()[0]
-        elapsed = time.perf_counter() - t0
-        if waited is None or waited < 0:
-            raise SystemExit(f"the server's replica ({parallel}) did not catch up ({waited})")
-        cur.execute(stop)
-        cur.execute(reset)
-    return elapsed
+    return catchup_native(flavor, src, target, start, end)
 
 
 @contextlib.contextmanager
