@@ -7,6 +7,7 @@ while the filters keep matching the source's. Real servers, both flavours."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -92,7 +93,7 @@ def test_rows_lookups_and_ddl_go_to_the_new_names(blue_green, tmp_path):
     assert run.returncode == ExitStatus.OK, run.stdout + run.stderr
     assert f"{s}.orders -> {v2}.orders_2026: ok" in run.stdout
     assert f"{s}.a -> {v2}.a: ok" in run.stdout
-    assert "email                varchar(40)            -> email_address" in run.stdout
+    assert re.search(r"email +varchar\(40\) \S+ +-> email_address", run.stdout), run.stdout
     # a planned rename on the target names the target's table; it is paired with its source
     run = run_cli("check", "--json", "--config", str(path), "--side", "target", "--ddl",
                   f"ALTER TABLE `{v2}`.orders_2026 RENAME COLUMN email_address TO mail")
@@ -136,5 +137,5 @@ def test_reconcile_compares_the_renamed_table_and_column(spark, blue_green, tmp_
     orders = {t["table"]: t for t in report["tables"]}[f"{s}.orders"]
     assert orders["mismatched"] == 1
     repair = (folder / "repair.sql").read_text()
-    assert (f"`{v2}`.`orders_2026` SET `email_address` = _utf8mb4 X'{b'a@x'.hex()}'"
+    assert (f"`{v2}`.`orders_2026` SET `email_address` = _utf8mb4'a@x'"
             " WHERE `id` = 1;") in repair

@@ -31,7 +31,8 @@ def test_the_demo_replicates_its_workload_into_the_converting_replica(base, flav
     out = capsys.readouterr().out
     assert re.match(r"sandbox: source 127\.0\.0\.1:\d+, target 127\.0\.0\.1:\d+ \(", out)
     assert "\nsource row count:\n  1980\n\nreplica row count:\n  1980\n" in out
-    assert out.rstrip().endswith(f"stop the servers with: applier sandbox down --dir {base}")
+    assert out.rstrip().endswith(
+        f"stop the servers with: .venv/bin/applier sandbox down --dir {base}")
 
     config = tomllib.loads(Path(base, "demo.toml").read_text())
     assert stat.S_IMODE(Path(base, "demo.toml").stat().st_mode) == 0o600
