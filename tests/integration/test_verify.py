@@ -80,7 +80,7 @@ def test_a_trigger_rewriting_a_column_stops_with_exit_3_naming_table_key_column(
     replica.tgt("CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(20))",
                 "CREATE TRIGGER up BEFORE INSERT ON t FOR EACH ROW SET NEW.v = UPPER(NEW.v)")
     replica.src("INSERT INTO t VALUES (7, 'Q')", "INSERT INTO t VALUES (8, 'low')")
-    config = write_config(replica, tmp_path / "applier.toml", start="beginning",
+    config = write_config(replica, tmp_path / "applier.toml",
                           extra=_verify(settle_ms=100, on_divergence="stop"))
     config.write_text(config.read_text().replace(  # (the harness writes no target_triggers)
         "[replication]\n", '[replication]\ntarget_triggers = "fire"\n'))
@@ -134,7 +134,7 @@ def test_kill_9_with_pending_checks_loses_none(replica, tmp_path):
                 " at DATETIME(3))")
     replica.src(*[f"INSERT INTO t VALUES ({i}, 'v{i}', {i}.25, '2026-01-02 03:04:05.{i:03d}')"
                   for i in range(1, 41)])
-    config = write_config(replica, tmp_path / "applier.toml", start="beginning",
+    config = write_config(replica, tmp_path / "applier.toml",
                           extra=_verify(settle_ms=600000))
     changed = []
 
@@ -164,7 +164,7 @@ def test_a_full_queue_drops_and_says_so_and_sample_mode_checks_a_fraction(replic
     replica.src("CREATE TABLE t (id INT PRIMARY KEY, v INT)")
     replica.tgt("CREATE TABLE t (id INT PRIMARY KEY, v INT)")
     replica.src("INSERT INTO t VALUES " + ", ".join(f"({i}, {i})" for i in range(300)))
-    full = write_config(replica, tmp_path / "full.toml", start="beginning",
+    full = write_config(replica, tmp_path / "full.toml",
                         extra=_verify(settle_ms=600000) + "queue_rows = 100\n")
     with Foreground(full) as daemon:
         st = wait_for("the queue to fill", lambda: (lambda x: x.get("verify_dropped") == 200
@@ -174,7 +174,7 @@ def test_a_full_queue_drops_and_says_so_and_sample_mode_checks_a_fraction(replic
     assert "verification queue full (100 pending checks, [verify] queue_rows)" in \
         daemon.stderr, daemon.stderr
     replica.tgt("DROP TABLE IF EXISTS applier_checkpoint", "DELETE FROM t")
-    sample = write_config(replica, tmp_path / "sample.toml", start="beginning",
+    sample = write_config(replica, tmp_path / "sample.toml",
                           extra=_verify(mode="sample", settle_ms=50) + "sample_rate = 0.5\n")
     for left in replica.state_dir.glob("verify-pending*"):  # the first run's checks
         left.unlink()
