@@ -20,6 +20,7 @@ class Received:
         self._lock = threading.Lock()
         self.position: Position | None = None
         self._gtids: GtidSet | None = None
+        self._unfolded: list[str] = []  # GTIDs read, not yet added to _gtids
 
     def start(self, position: Position | None, executed: GtidSet | None) -> None:
         """A session starts reading after ``position`` with ``executed`` applied."""
@@ -28,22 +29,29 @@ class Received:
                 self.position = position
             if executed is not None:
                 self._gtids = executed
+                self._unfolded.clear()
 
     def read(self, end: Position) -> None:
-        """The reader read a whole transaction ending at ``end``."""
+        """The reader read a whole transaction ending at ``end`` (per transaction, in the
+        reader thread: only noted; the set is folded when status is asked for)."""
         with self._lock:
             self.position = end
-            gtid = end.last_gtid
-            if not gtid:
-                return
+            if end.last_gtid:
+                self._unfolded.append(end.last_gtid)
+
+    def _fold(self) -> None:
+        """Add the GTIDs noted since the last fold (the lock held)."""
+        for gtid in self._unfolded:
             try:
                 base = self._gtids if self._gtids is not None else empty(flavor_of_gtid(gtid))
                 self._gtids = base.add(gtid)
             except GtidError:  # a GTID of another notation: the position still counts
                 pass
+        self._unfolded.clear()
 
     def as_status(self) -> dict:
         with self._lock:
+            self._fold()
             pos, gtids = self.position, self._gtids
         return {"received_log_file": pos.log_file if pos else None,
                 "received_log_pos": pos.log_pos if pos else None,
