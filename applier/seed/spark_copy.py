@@ -24,6 +24,7 @@ all stop together; the driver gets each task's result as a value.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -124,14 +125,30 @@ class Task:
         return [g["v"] for g in got]
 
     def run(self) -> dict:
+        """Synchronisation points (allGather rounds, each costing Spark up to a second):
+        MariaDB 1 (2 when the snapshots must be retaken), MySQL 2, plus 1 when chunks of
+        an earlier run are brought forward. A fresh seed has no round after the snapshot:
+        task 0 keeps the run row locked from the first round until it has recorded the
+        position, and every reader's first claim (`copy_pending`) waits on that lock, then
+        checks that the position is its snapshot's. The copy ends without a round: each
+        task returns its result, the driver reports the first error by task order."""
         try:
-            self.phase(self._connect)
+            resume = self.phase(self._connect)[0]
             point = self._snapshot()
-            self.phase(lambda: self._prepare(point) if self.index == 0 else None)
-            chunks, rows = self.phase(self._copy(point))[self.index]
+            if resume:
+                self.phase(lambda: self._prepare(point, True) if self.index == 0 else None)
+            elif self.index == 0:
+                self._prepare(point, False)
+            chunks, rows = self._copy(point)()
             return {"chunks": chunks, "rows": rows, "point": asdict(point), "error": None}
         except _Abort as exc:
             return {"chunks": 0, "rows": 0, "point": None, "error": exc.error}
+        except Exception as exc:  # noqa: BLE001 - returned to the driver as a value
+            log.debug("seed task %d failed", self.index, exc_info=True)
+            if self.tgt is not None:
+                with contextlib.suppress(Exception):
+                    self.tgt.rollback()
+            return {"chunks": 0, "rows": 0, "point": None, "error": describe(exc)}
         finally:
             for conn in (self.src, self.tgt):
                 if conn is not None:
@@ -141,7 +158,9 @@ class Task:
                         pass
 
     # -- phases ---------------------------------------------------------------------------
-    def _connect(self) -> None:
+    def _connect(self) -> bool | None:
+        """Task 0: whether chunks of an earlier run are to be brought forward; when not,
+        the run row stays locked (FOR UPDATE) until `_prepare` records the position."""
         self.src = connect(self.job.source)
         with self.src.cursor() as cur:
             cur.execute("SET SESSION time_zone = '+00:00', net_write_timeout = 3600,"
@@ -151,6 +170,14 @@ class Task:
         with self.tgt.cursor() as cur:
             cur.execute("SET SESSION foreign_key_checks = 0")
             cur.execute("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED")
+        if self.index != 0:
+            return None
+        resume = any(c.done for c in self.store.chunks(self.tgt))
+        self.tgt.commit()
+        if not resume:
+            with self.tgt.cursor() as cur:
+                self.store.lock_run(cur, self.job.run_id, for_update=True)
+        return resume
 
     def _snapshot(self) -> Position:
         """The position of the snapshot every task holds (with the GTID state there)."""
@@ -159,32 +186,43 @@ class Task:
                 seen = self.phase(self._mariadb_snapshot)
                 if all(p == seen[0] for p in seen):
                     return _scattered(seen[0])
-                self.phase(self.src.rollback)
+                self.src.rollback()  # the next attempt's round waits for every task
             log.info("seed: %d snapshots never agreed; taking a global read lock", ATTEMPTS)
         self.phase(lambda: read_lock(self.src.cursor(), self.job.lock_timeout)
                    if self.index == 0 else None)
-        self.phase(lambda: begin_snapshot(self.src.cursor()))
-        return _scattered(self.phase(self._locked_position)[0])
+        point = _scattered(self.phase(self._snapshot_under_lock)[0])
+        if self.index == 0:  # every task has its snapshot: writes may go on
+            with self.src.cursor() as cur:
+                unlock(cur)
+        return point
 
     def _mariadb_snapshot(self) -> list:
         with self.src.cursor() as cur:
             begin_snapshot(cur)
             return _gathered(mariadb_snapshot_position(cur))
 
-    def _locked_position(self) -> list | None:
-        if self.index != 0:
-            return None
+    def _snapshot_under_lock(self) -> list | None:
+        """Begin the snapshot (the read lock held by task 0); task 0 also reads the
+        position, stable under the lock. Task 0 unlocks after this round."""
         with self.src.cursor() as cur:
+            begin_snapshot(cur)
+            if self.index != 0:
+                return None
             try:
                 if self.job.flavor == "mariadb":
                     return _gathered(mariadb_snapshot_position(cur))
                 return _gathered(locked_position(cur))
-            finally:
+            except BaseException:
                 unlock(cur)
+                raise
 
-    def _prepare(self, point: Position) -> None:
+    def _prepare(self, point: Position, resume: bool) -> None:
         """Task 0: nothing changed the tables' definitions since the plan; chunks copied
-        earlier brought forward to the point; the point becomes the seed's position."""
+        earlier brought forward to the point; the point becomes the seed's position.
+
+        A fresh seed holds the run row locked since `_connect` and commits only once the
+        position is recorded (the other readers wait on that lock); a resumed one brings
+        its chunks forward first (the other readers wait in a round)."""
         check = connect(self.job.source)
         try:
             for t in self.job.tables:
@@ -199,9 +237,8 @@ class Task:
         job = self.job
         with self.tgt.cursor() as cur:
             at = self.store.lock_run(cur, job.run_id, for_update=True)
-        self.tgt.commit()
         copied: dict[str, set[int]] = {}
-        for c in self.store.chunks(self.tgt):
+        for c in self.store.chunks(self.tgt) if resume else ():  # commits: lets go the lock
             if c.done:
                 copied.setdefault(c.table, set()).add(c.chunk)
         if at is not None and copied:
