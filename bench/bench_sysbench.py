@@ -16,6 +16,9 @@ prepare, each replica catches up, timed from its start until it has executed eve
 Each result is checked equal to the source's (per table: row count and CRC32 sums of
 every column). Prints the times, transactions/s and each one's ratio to the best native
 replica whose result is right (its time / this one's: above 1 means faster than it).
+--rounds N runs every replica N times, interleaved, and compares the medians (the machine
+is shared: one run of each can land in different load). The sandbox is taken down at the
+end (left up after a failure, to look at).
 
 --durability relaxed|default as bench_oltp. --hog N runs N busy-looping processes (a
 loaded host) while the replicas catch up, not while sysbench writes.
@@ -31,6 +34,7 @@ import contextlib
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -153,6 +157,8 @@ def main() -> None:
     ap.add_argument("--workers", default="1,4", help="the applier's parallel_workers to run")
     ap.add_argument("--durability", choices=["relaxed", "default"], default="default")
     ap.add_argument("--hog", type=int, default=0, help="busy processes while replicas run")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="runs of every replica, interleaved; medians are compared")
     ap.add_argument("--dir", default=None)
     args = ap.parse_args()
     base = Path(args.dir or f"/tmp/bench-sysbench-{args.flavor}")
@@ -176,37 +182,50 @@ def main() -> None:
     want = checksums(source, args.tables)
     natives = ["serial"] + (["optimistic", "conservative"] if args.flavor == "mariadb"
                             else ["writeset"])
-    results: list[tuple[str, float, bool]] = []
+    runs: dict[str, list[float]] = {}
+    right: dict[str, bool] = {}
     with cpu_hogs(args.hog):
-        for parallel in natives:
-            reset_target(target, args.tables)
-            took = native(args.flavor, src_cfg, target, start, end, parallel,
-                          args.native_workers)
-            label = f"server {parallel}" + ("" if parallel == "serial"
-                                            else f" ({args.native_workers} workers)")
-            got = checksums(target, args.tables)
-            if got != want:  # seen with MySQL 9.7's writeset replica: see bench/RESULTS.md
-                print(f"{label}: its rows differ from the source's (per table: count, sums)"
-                      f"\n  source  {want}\n  replica {got}")
-            results.append((label, took, got == want))
-        for workers in (int(w) for w in args.workers.split(",")):
-            reset_target(target, args.tables)
-            took, status, _, cpu = catchup_ours(
-                src_cfg, tgt_cfg, start, base / "state", False, do_tables=("sbtest.%",),
-                checkpoint_table="sbtest_meta.checkpoint", parallel_workers=workers)
-            if status != 0:
-                raise SystemExit(f"the applier (parallel_workers {workers}) exited {status}")
-            results.append((f"applier parallel_workers {workers}", took,
-                            checksums(target, args.tables) == want))
+        for _ in range(args.rounds):  # interleaved: a change in the machine's load hits all
+            for parallel in natives:
+                reset_target(target, args.tables)
+                took = native(args.flavor, src_cfg, target, start, end, parallel,
+                              args.native_workers)
+                label = f"server {parallel}" + ("" if parallel == "serial"
+                                                else f" ({args.native_workers} workers)")
+                got = checksums(target, args.tables)
+                if got != want:
+                    print(f"{label}: its rows differ from the source's (per table: count, "
+                          f"sums)\n  source  {want}\n  replica {got}")
+                runs.setdefault(label, []).append(took)
+                right[label] = right.get(label, True) and got == want
+            for workers in (int(w) for w in args.workers.split(",")):
+                reset_target(target, args.tables)
+                took, status, _, cpu = catchup_ours(
+                    src_cfg, tgt_cfg, start, base / "state", False, do_tables=("sbtest.%",),
+                    checkpoint_table="sbtest_meta.checkpoint", parallel_workers=workers)
+                if status != 0:
+                    raise SystemExit(f"the applier (parallel_workers {workers}) exited "
+                                     f"{status}")
+                label = f"applier parallel_workers {workers}"
+                runs.setdefault(label, []).append(took)
+                right[label] = right.get(label, True) and checksums(
+                    target, args.tables) == want
     events = int(tps.group(1)) if tps else args.events
-    # the best native replica whose result is right
-    best = min(t for label, t, equal in results if label.startswith("server") and equal)
-    for label, took, equal in results:
-        print(f"{label}: {took:.2f} s, {events / took:,.0f} transactions/s,"
-              f" {'result equal' if equal else 'RESULT DIFFERS'},"
-              f" best server / this: {best / took:.2f}")
+    results = [(label, statistics.median(times), right[label], times)
+               for label, times in runs.items()]
+    # the best native replica whose result is right (medians)
+    best = min(t for label, t, equal, _ in results if label.startswith("server") and equal)
+    for label, took, equal, times in results:
+        each = "" if len(times) == 1 else " (runs: " + ", ".join(f"{x:.2f}" for x in
+                                                                  times) + ")"
+        print(f"{label}: {took:.2f} s{' median' if each else ''}, {events / took:,.0f}"
+              f" transactions/s, {'result equal' if equal else 'RESULT DIFFERS'},"
+              f" best server / this: {best / took:.2f}{each}")
     print(f"load average at the end {os.getloadavg()[0]:.1f} (hogs: {args.hog})")
-    if not all(equal for label, _, equal in results if label.startswith("applier")):
+    for conn in (source, target):
+        conn.close()
+    Sandbox(base).down()
+    if not all(equal for label, _, equal, _ in results if label.startswith("applier")):
         raise SystemExit("the applier's result differs from the source's")
 
 
