@@ -77,8 +77,16 @@ class MySQLGtidSet:
         parts = gtid.strip().lower().split(":")
         if len(parts) not in (2, 3) or not parts[-1].isdigit():
             raise GtidError(f"{gtid!r} is not one GTID (uuid[:tag]:n)")
-        added = MySQLGtidSet.parse(gtid)
-        return self.union(added)
+        key = (parts[0], parts[1] if len(parts) == 3 else "")
+        have = self.members.get(key)  # a key already held was checked when it was added
+        n = int(parts[-1])
+        if have and n >= 1:  # the usual case, once per transaction: next in its sequence
+            lo, hi = have[-1]
+            if n == hi + 1:
+                return MySQLGtidSet({**self.members, key: (*have[:-1], (lo, n))})
+            if lo <= n <= hi:
+                return self
+        return self.union(MySQLGtidSet.parse(gtid))
 
     def union(self, other: MySQLGtidSet) -> MySQLGtidSet:
         members = {k: list(v) for k, v in self.members.items()}

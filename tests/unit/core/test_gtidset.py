@@ -66,3 +66,26 @@ def test_difference_is_gtid_subtract():
     assert str(purged.difference(executed)) == f"{a}:41-44:46-89,{b}:1-5"
     assert not executed.difference(executed)
     assert str(MySQLGtidSet.parse(f"{a}:1-10").difference(MySQLGtidSet())) == f"{a}:1-10"
+
+
+def test_mysql_add_in_sequence_equals_adding_through_a_parsed_set():
+    """add's fast path (the next GTID of a held interval, or one already held) gives the
+    same set as the union with the parsed GTID, in any order of arrival."""
+    import random
+
+    u1, u2 = "3e11fa47-71ca-11e1-9e33-c80aa9429562", "4e11fa47-71ca-11e1-9e33-c80aa9429562"
+    gtids = [f"{u1}:{n}" for n in range(1, 40)] + [f"{u2}:tag_a:{n}" for n in range(5, 30)]
+    gtids += [f"{u1}:{n}" for n in (3, 7, 39)] + [f"{u2}:{n}" for n in (1, 2, 9)]
+    rnd = random.Random(7)
+    for _ in range(20):
+        rnd.shuffle(gtids)
+        fast = slow = empty("mysql")
+        for g in gtids:
+            fast = fast.add(g)
+            slow = slow.union(MySQLGtidSet.parse(g))
+            assert fast == slow, g
+    assert str(fast) == str(slow)
+    assert empty("mysql").add(f"{u1}:1").add(f"{u1}:2").add(f"{u1}:4").members == {
+        (u1, ""): ((1, 2), (4, 4))}
+    with pytest.raises(GtidError):
+        empty("mysql").add(f"{u1}:1").add(f"{u1}:0")
