@@ -29,8 +29,9 @@ def test_statement_templates_arguments_and_order():
                                      upd(2, "e", new_id=3), dele(3), dele(4)])) == 7
     assert ex.bound == [
         ("INSERT INTO `db`.`t` (`id`, `v`) VALUES (%s, %s), (%s, %s)", [1, "a", 2, "b"]),
-        ("UPDATE `db`.`t` AS `t` JOIN (SELECT %s AS k0, %s AS v0, %s AS v1 UNION ALL "
-         "SELECT %s, %s, %s) AS `n` ON `t`.`id` = `n`.k0 SET `t`.`id` = `n`.v0, "
+        # a MySQL 9.7 target (the recorder's): the derived table as a VALUES constructor
+        ("UPDATE `db`.`t` AS `t` JOIN (VALUES ROW(%s, %s, %s), ROW(%s, %s, %s)) AS `n` "
+         "(k0, v0, v1) ON `t`.`id` = `n`.k0 SET `t`.`id` = `n`.v0, "
          "`t`.`v` = `n`.v1", [1, 1, "c", 2, 2, "d"]),
         # the key changes: row by row
         ("UPDATE `db`.`t` SET `id` = %s, `v` = %s WHERE `id` = %s", [3, "e", 2]),
