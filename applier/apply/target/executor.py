@@ -82,7 +82,7 @@ class SessionExecutor:
         self._cursor = conn.cursor()
 
     def bind(self, sql: str, args: Any) -> str:
-        return literals.mogrify(self.conn, sql, args)
+        return literals.mogrify(self.conn, sql, args, raw_bytes=True)  # binary: own size
 
     def execute(self, sql: str, args: Any = None) -> int:
         self.inflight.drain()

@@ -77,7 +77,8 @@ def test_a_shortfall_is_redone_row_by_row_from_the_savepoint_and_names_the_row()
 def test_an_insert_over_max_allowed_packet_is_halved_then_refused_naming_its_event():
     ex = RecordingExecutor(max_packet=55)
     with pytest.raises(PacketTooLarge, match=r"Write_rows event on table db.t at source "
-                                             r"position bin.000001:400 needs a 58-byte"):
+                                             r"position bin.000001:400: the row with id=2 "
+                                             r"\(11 bytes of values\) needs a 58-byte"):
         applier(ex).apply(Transaction(END, [ins(1, "a"), ins(2, "b" * 10)]))
     assert [args for _, args in ex.bound] == [[1, "a", 2, "bbbbbbbbbb"], [1, "a"],
                                               [2, "bbbbbbbbbb"]]
