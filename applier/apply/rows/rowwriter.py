@@ -158,10 +158,11 @@ class RowWriter:
         seen: set = set()
         plan = None
         names = this = None
+        lookups = self.lookups
         for before, after in zip(befores, afters, strict=True):
             if names is None or before.keys() != names:  # the same columns: the same plan
                 names, this = before.keys(), tp.lookup(frozenset(before))
-            self.lookups[this.kind] += 1
+            lookups[this.kind] += 1
             if not after:
                 continue
             key = batching.batch_key(tp, this, before, after)

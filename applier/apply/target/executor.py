@@ -86,6 +86,8 @@ class SessionExecutor:
 
     def execute(self, sql: str, args: Any = None) -> int:
         self.inflight.drain()
+        if args is None and isinstance(sql, str):  # bound: binary values may be escaped bytes
+            return self._cursor.execute(sql.encode(self.encoding, "surrogateescape"))
         return self._cursor.execute(sql, args)
 
     def fetchone(self) -> tuple | None:
