@@ -1,20 +1,32 @@
 /* Compiled SQL literals: the value loop of applier.sql.literals.mogrify, in C.
  *
- * literals(args, other) -> tuple of str, one literal per argument, written exactly as
- * pymysql writes them for a connection with backslash escapes (the caller checks that
+ * literals(args, other[, raw]) -> tuple of str, one literal per argument, written exactly
+ * as pymysql writes them for a connection with backslash escapes (the caller checks that
  * mode and pymysql's default encoders first):
  *   str (exact type)      '...' with pymysql's escape table (\0 \\ \n \r \Z \" \')
  *   None                  NULL
  *   int (exact type)      str(v)
- *   bytes, bytearray      X'hex'
+ *   bytes, bytearray      X'hex'; with raw true _binary'...': the bytes themselves, those
+ *                         pymysql's escape table names escaped as it escapes text, a byte
+ *                         from 0x80 up as the lone surrogate U+DC80 + (byte - 0x80), which
+ *                         the statement's encoding (UTF-8, "surrogateescape") writes back
+ *                         as that byte: a value costs its own size in the statement, not
+ *                         twice (the caller uses it only for a UTF-8 connection, where no
+ *                         multi-byte character can hide a quote or a backslash)
  *   float (finite)        repr(v), with "e0" appended when it has no exponent
- *   Decimal (finite)      format(v, "f")
+ *   Decimal (finite)      format(v, "f") (str(v) when that has no exponent: the same text)
+ *   datetime.datetime     'YYYY-MM-DD hh:mm:ss' or 'YYYY-MM-DD hh:mm:ss.ffffff' (microseconds
+ *                         when not 0; tzinfo ignored), pymysql's escape_datetime's text
+ *   datetime.date         'YYYY-MM-DD', pymysql's escape_date's text (exact types only: the
+ *                         caller checks both encoders are pymysql's own)
  *   anything else, and non-finite numbers: other(v) (the Python path, which raises
  *   pymysql's own errors). tests/unit/sql/test_literals.py compares with pymysql's mogrify.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <datetime.h>
 #include <math.h>
+#include <stdio.h>
 
 static PyObject *DecimalType, *NullText, *FormatF, *IsFinite, *E0;
 
@@ -74,7 +86,81 @@ static PyObject *hex_literal(const char *p, Py_ssize_t n) {
     return out;
 }
 
-static PyObject *literal(PyObject *v, PyObject *other) {
+static PyObject *datetime_literal(PyObject *v) {
+    char buf[48];
+    int n;
+    int us = PyDateTime_DATE_GET_MICROSECOND(v);
+    if (us)
+        n = snprintf(buf, sizeof buf, "'%04d-%02d-%02d %02d:%02d:%02d.%06d'",
+                     PyDateTime_GET_YEAR(v), PyDateTime_GET_MONTH(v), PyDateTime_GET_DAY(v),
+                     PyDateTime_DATE_GET_HOUR(v), PyDateTime_DATE_GET_MINUTE(v),
+                     PyDateTime_DATE_GET_SECOND(v), us);
+    else
+        n = snprintf(buf, sizeof buf, "'%04d-%02d-%02d %02d:%02d:%02d'",
+                     PyDateTime_GET_YEAR(v), PyDateTime_GET_MONTH(v), PyDateTime_GET_DAY(v),
+                     PyDateTime_DATE_GET_HOUR(v), PyDateTime_DATE_GET_MINUTE(v),
+                     PyDateTime_DATE_GET_SECOND(v));
+    if (n < 0 || n >= (int)sizeof buf) {
+        PyErr_SetString(PyExc_ValueError, "datetime literal too long");
+        return NULL;
+    }
+    return PyUnicode_FromStringAndSize(buf, n);
+}
+
+static PyObject *date_literal(PyObject *v) {
+    char buf[24];
+    int n = snprintf(buf, sizeof buf, "'%04d-%02d-%02d'", PyDateTime_GET_YEAR(v),
+                     PyDateTime_GET_MONTH(v), PyDateTime_GET_DAY(v));
+    if (n < 0 || n >= (int)sizeof buf) {
+        PyErr_SetString(PyExc_ValueError, "date literal too long");
+        return NULL;
+    }
+    return PyUnicode_FromStringAndSize(buf, n);
+}
+
+static PyObject *decimal_literal(PyObject *v) {
+    /* str() is Decimal's C conversion; it writes an exponent (E, or e) exactly when format "f"
+       and str differ, and then format "f" is taken */
+    PyObject *text = PyObject_Str(v);
+    if (!text) return NULL;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);  /* 'e' under a context with capitals=0 */
+    if (PyUnicode_FindChar(text, 'E', 0, n, 1) < 0 && PyUnicode_FindChar(text, 'e', 0, n, 1) < 0)
+        return text;
+    Py_DECREF(text);
+    return PyObject_Format(v, FormatF);
+}
+
+static PyObject *raw_literal(const char *p, Py_ssize_t n) {
+    static const char prefix[] = "_binary'";
+    Py_ssize_t extra = 0;
+    Py_UCS4 maxchar = 127;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        unsigned char b = (unsigned char)p[i];
+        if (b >= 0x80) maxchar = 0xDCFF;
+        else if (escaped(b)) extra++;
+    }
+    if (n > PY_SSIZE_T_MAX - 9 - extra) return PyErr_NoMemory();
+    PyObject *out = PyUnicode_New(n + extra + 9, maxchar);
+    if (!out) return NULL;
+    int okind = PyUnicode_KIND(out);
+    void *odata = PyUnicode_DATA(out);
+    Py_ssize_t o = 0;
+    for (const char *c = prefix; *c; c++) PyUnicode_WRITE(okind, odata, o++, *c);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        unsigned char b = (unsigned char)p[i];
+        const char *e = b < 0x80 ? escaped(b) : NULL;
+        if (e) {
+            PyUnicode_WRITE(okind, odata, o++, e[0]);
+            PyUnicode_WRITE(okind, odata, o++, e[1]);
+        } else {
+            PyUnicode_WRITE(okind, odata, o++, b < 0x80 ? (Py_UCS4)b : 0xDC00 + (Py_UCS4)b);
+        }
+    }
+    PyUnicode_WRITE(okind, odata, o++, '\'');
+    return out;
+}
+
+static PyObject *literal(PyObject *v, PyObject *other, int raw) {
     PyTypeObject *t = Py_TYPE(v);
     if (t == &PyUnicode_Type) return quote(v);
     if (v == Py_None) {
@@ -82,9 +168,11 @@ static PyObject *literal(PyObject *v, PyObject *other) {
         return NullText;
     }
     if (t == &PyLong_Type) return PyObject_Str(v);
-    if (t == &PyBytes_Type) return hex_literal(PyBytes_AS_STRING(v), PyBytes_GET_SIZE(v));
+    if (t == &PyBytes_Type)
+        return (raw ? raw_literal : hex_literal)(PyBytes_AS_STRING(v), PyBytes_GET_SIZE(v));
     if (t == &PyByteArray_Type) /* no Python code runs while it is read */
-        return hex_literal(PyByteArray_AS_STRING(v), PyByteArray_GET_SIZE(v));
+        return (raw ? raw_literal : hex_literal)(PyByteArray_AS_STRING(v),
+                                                 PyByteArray_GET_SIZE(v));
     if (t == &PyFloat_Type && isfinite(PyFloat_AS_DOUBLE(v))) {
         PyObject *r = PyObject_Repr(v);
         if (!r) return NULL;
@@ -93,12 +181,14 @@ static PyObject *literal(PyObject *v, PyObject *other) {
         Py_DECREF(r);
         return s;
     }
+    if (t == PyDateTimeAPI->DateTimeType) return datetime_literal(v);
+    if (t == PyDateTimeAPI->DateType) return date_literal(v);
     if ((PyObject *)t == DecimalType) {
         PyObject *finite = PyObject_CallMethodNoArgs(v, IsFinite);
         if (!finite) return NULL;
         int yes = PyObject_IsTrue(finite);
         Py_DECREF(finite);
-        if (yes == 1) return PyObject_Format(v, FormatF);
+        if (yes == 1) return decimal_literal(v);
         if (yes < 0) return NULL;
     }
     return PyObject_CallOneArg(other, v);
@@ -106,15 +196,16 @@ static PyObject *literal(PyObject *v, PyObject *other) {
 
 static PyObject *literals(PyObject *self, PyObject *args) {
     PyObject *values, *other;
+    int raw = 0;
     (void)self;
-    if (!PyArg_ParseTuple(args, "OO", &values, &other)) return NULL;
+    if (!PyArg_ParseTuple(args, "OO|p", &values, &other, &raw)) return NULL;
     /* a tuple of its own: `other` (Python) may change a list of arguments as it runs */
     PyObject *seq = PySequence_Tuple(values);
     if (!seq) return NULL;
     Py_ssize_t n = PyTuple_GET_SIZE(seq);
     PyObject *out = PyTuple_New(n);
     for (Py_ssize_t i = 0; out && i < n; i++) {
-        PyObject *lit = literal(PyTuple_GET_ITEM(seq, i), other);
+        PyObject *lit = literal(PyTuple_GET_ITEM(seq, i), other, raw);
         if (!lit) {
             Py_CLEAR(out);
             break;
@@ -135,6 +226,8 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_literals",
                                     NULL, NULL, NULL, NULL};
 
 PyMODINIT_FUNC PyInit__literals(void) {
+    PyDateTime_IMPORT;
+    if (!PyDateTimeAPI) return NULL;
     PyObject *dec = PyImport_ImportModule("decimal");
     if (!dec) return NULL;
     DecimalType = PyObject_GetAttrString(dec, "Decimal");

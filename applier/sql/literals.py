@@ -50,9 +50,18 @@ _ENCODED = (float, Decimal, bool, datetime.datetime, datetime.date, datetime.tim
             datetime.time)
 
 
-def mogrify(conn, sql: str, args) -> str:
+# connection encodings (pymysql's names) whose statements may carry binary strings as their
+# own bytes: in UTF-8 no multi-byte character holds a byte below 0x80, so none can hide
+# the quote or backslash that ends or escapes the literal (in GBK, Big5 or SJIS one can)
+RAW_BYTES_ENCODINGS = frozenset({"utf8", "utf-8", "utf8mb4"})
+
+
+def mogrify(conn, sql: str, args, raw_bytes: bool = False) -> str:
     """``sql % literals(args)``: what ``conn.cursor().mogrify(sql, args)`` returns for a
-    list or tuple of arguments."""
+    list or tuple of arguments. ``raw_bytes`` (the applier's statements): on a session
+    with backslash escapes and a UTF-8 connection (``RAW_BYTES_ENCODINGS``), a bytes value
+    is written as ``_binary'...'`` holding its own bytes (``raw_literal``), half the size
+    of X'hex', so a row fits a statement of about its own size."""
     if args is None:
         return sql
     enc = conn.encoders
@@ -63,13 +72,16 @@ def mogrify(conn, sql: str, args) -> str:
         return sql % tuple(map(escape, args))
     escape_string = converters.escape_string
     encoders = {t: enc[t] for t in _ENCODED if t in enc}
+    raw = raw_bytes and getattr(conn, "encoding", "") in RAW_BYTES_ENCODINGS
     if _literals is not None and encoders.get(float) is converters.escape_float \
-            and encoders.get(Decimal) is converters.Decimal2Literal:
+            and encoders.get(Decimal) is converters.Decimal2Literal \
+            and encoders.get(datetime.datetime) is converters.escape_datetime \
+            and encoders.get(datetime.date) is converters.escape_date:
 
         def other(v):
             encoder = encoders.get(type(v))
             return escape(v) if encoder is None else encoder(v, enc)
-        return sql % _literals.literals(args, other)
+        return sql % _literals.literals(args, other, raw)
     out = []
     append = out.append
     for v in args:
@@ -81,11 +93,26 @@ def mogrify(conn, sql: str, args) -> str:
         elif t is int:
             append(str(v))
         elif t is bytes or t is bytearray:
-            append(f"X'{v.hex()}'")
+            append(raw_literal(v) if raw else f"X'{v.hex()}'")
         else:
             encoder = encoders.get(t)
             append(escape(v) if encoder is None else encoder(v, enc))
     return sql % tuple(out)
+
+
+# each byte as the character that pymysql's escaping writes for it and that the statement's
+# encoding (UTF-8, surrogateescape) turns back into that byte
+_RAW = {b: chr(b) if b < 0x80 else chr(0xDC00 + b) for b in range(256)}
+_RAW.update({0: "\\0", ord("\\"): "\\\\", ord("\n"): "\\n", ord("\r"): "\\r",
+             0o32: "\\Z", ord('"'): '\\"', ord("'"): "\\'"})
+
+
+def raw_literal(data: bytes | bytearray) -> str:
+    """``_binary'...'`` holding ``data`` itself (see ``mogrify``): the bytes pymysql's escape
+    table names escaped (\\0 \\\\ \\n \\r \\Z \\" \\'), a byte from 0x80 up as the
+    lone surrogate U+DC80.. that the statement's UTF-8 encoding with "surrogateescape"
+    writes back as that byte."""
+    return "_binary'" + bytes(data).decode("latin-1").translate(_RAW) + "'"
 
 
 # -- one value, no connection -------------------------------------------------------------

@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from applier.apply.rows import lookup, sqlbuild
+from applier.apply.rows.plancache import derived_form
 from applier.connection.factory import connect
 from applier.errors import ExitStatus
 
@@ -71,12 +72,15 @@ def test_a_batched_update_counts_matched_rows_even_when_nothing_changes(replica)
     multi-table UPDATE counts the rows it matched, changed or not."""
     _seed(replica, 3)
     plan = lookup.LookupPlan(lookup.PRIMARY_KEY, "PRIMARY", ("id",))
-    sql = sqlbuild.update_join_text(replica.schema, "t", plan, ["id", "v"], 3)
     conn = connect(replica.target_cfg)
     try:
-        with conn.cursor() as cur:
-            assert cur.execute(sql, [1, 1, 1, 2, 2, 2, 3, 3, 99]) == 3  # one row changes
-            assert cur.execute(sql, [1, 1, 1, 2, 2, 2, 7, 7, 7]) == 2  # key 7: no row
+        with conn.cursor() as cur:  # every form of the derived table, the target's first
+            for form in dict.fromkeys((derived_form(conn), sqlbuild.UNION_SELECT)):
+                sql = sqlbuild.update_join_text(replica.schema, "t", plan, ["id", "v"], 3,
+                                                form)
+                assert cur.execute(sql, [1, 1, 1, 2, 2, 2, 3, 3, 99]) == 3  # one changes
+                assert cur.execute(sql, [1, 1, 1, 2, 2, 2, 7, 7, 7]) == 2  # key 7: no row
+                assert cur.execute(sql, [1, 1, 1, 2, 2, 2, 3, 3, 3]) == 3
     finally:
         conn.close()
-    assert replica.rows("SELECT id, v FROM t ORDER BY id") == [(1, 1), (2, 2), (3, 99)]
+    assert replica.rows("SELECT id, v FROM t ORDER BY id") == [(1, 1), (2, 2), (3, 3)]

@@ -186,6 +186,11 @@ def txn(*changes):
 
 def matched(sql):
     """Every row a statement looks for is there."""
-    if "JOIN" in sql:
+    if "JOIN" in sql:  # the rows of its derived table, in each form (sqlbuild.derived_form)
+        if "JOIN (VALUES ROW(" in sql:
+            return sql.count("ROW(")
+        if " UNION ALL VALUES " in sql:
+            rows = sql.split(" UNION ALL VALUES ", 1)[1].split(") AS `n`", 1)[0]
+            return rows.count("), (") + 2
         return sql.count("UNION ALL") + 1
     return sql.split(" IN (", 1)[1].count(",") + 1 if " IN (" in sql else 1

@@ -98,9 +98,11 @@ class Cursor:
         if sql == "SELECT @@session.max_allowed_packet":
             self._rows = [(self.conn.max_packet,)]
             return 1
+        if isinstance(sql, bytes):  # as pymysql's: a statement already encoded goes as it is
+            sql = sql.decode("utf-8", "surrogateescape")
         sql = literals.mogrify(self.conn, sql, args)
         wire = self.conn.wire
-        wire.send_query(self.conn, sql.encode())
+        wire.send_query(self.conn, sql.encode("utf-8", "surrogateescape"))
         return wire.read_query_result(self.conn)
 
     def fetchone(self):

@@ -3,6 +3,7 @@ changes of one table and kind, and the updates that may share an UPDATE ... JOIN
 
 from __future__ import annotations
 
+from itertools import repeat
 from operator import itemgetter
 from types import NoneType
 
@@ -75,6 +76,11 @@ def same_types(batch: list[tuple[dict, dict]]) -> bool:
     """Every after-image column holds values of one Python type (or None) across the
     batch: a derived table's column takes one type for all its rows."""
     afters = [after for _, after in batch]
+    # the common case in C-level passes: every row's columns in one order, their values of
+    # the same types in that order
+    if len(set(map(tuple, map(map, repeat(type), map(dict.values, afters))))) == 1 \
+            and len(set(map(tuple, map(dict.keys, afters)))) == 1:
+        return True
     for name in afters[0]:
         kinds = set(map(type, map(itemgetter(name), afters)))
         kinds.discard(NoneType)

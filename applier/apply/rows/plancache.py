@@ -27,10 +27,12 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from applier.apply.ddl.policy import DdlPolicy
+from applier.apply.rows import sqlbuild
 from applier.apply.rows.plans import TablePlan
 from applier.apply.rows.sourcetypes import SourceTypes
 from applier.apply.target import triggers
 from applier.apply.target.schema import SchemaCache
+from applier.connection.flavor import is_mariadb, version_number
 from applier.convert import likelyrename
 from applier.convert.mapping import TableMapping, build_mapping
 from applier.core.conversions import Mode
@@ -58,6 +60,8 @@ class PlanCache:
         # per source table: mapping, lookup plans and statement text (dropped together)
         self._plans: dict[tuple[str, str], TablePlan] = {}
         self.generation = 0  # counts ``forget``: parallel workers forget theirs too
+        # batched updates' derived tables, in the form the target reads fastest
+        self.derived = derived_form(getattr(schemas, "conn", None))
 
     def get(self, table: SourceTable, at: str | None = None) -> TablePlan:
         """The plan of the table map ``table`` (``at``: the end of the transaction, for a
@@ -98,7 +102,7 @@ class PlanCache:
                 table.qualified, target.qualified, renames), code=RENAME_CODE)
         if tname != key or entry.columns:
             self.policy.saw(as_target(mapping))  # the DDL policy speaks target names
-        built = TablePlan(mapping)
+        built = TablePlan(mapping, derived=self.derived)
         self._plans[key] = built
         return built
 
@@ -130,3 +134,14 @@ def as_target(mapping: TableMapping) -> SourceTable:
                  for c in mapping.source.columns)
     t = mapping.target
     return replace(mapping.source, schema=t.schema, table=t.table, columns=cols)
+
+
+def derived_form(conn) -> str:
+    """How the target server reads a derived table of rows fastest (sqlbuild.derived_form);
+    a connection that cannot say (a unit test's stand-in) gets the form every server
+    reads. (pymysql's get_server_info reads the handshake's version: no round trip.)"""
+    server_info = getattr(conn, "get_server_info", None)
+    info = server_info() if server_info is not None else None
+    if not isinstance(info, str) or not info:
+        return sqlbuild.UNION_SELECT
+    return sqlbuild.derived_form(is_mariadb(info), version_number(info))

@@ -24,6 +24,8 @@ class TablePlan:
     # per lookup plan (by identity: plans are kept in _lookups): its key columns when its
     # updates may go in batches, else None (applier.apply.rows.batching)
     batch_keys: dict[int, tuple[str, ...] | None] = field(default_factory=dict, repr=False)
+    # how UPDATE ... JOIN writes its derived table (sqlbuild.derived_form: the target's)
+    derived: str = sqlbuild.UNION_SELECT
 
     def __post_init__(self) -> None:
         t = self.mapping.target
@@ -75,7 +77,7 @@ class TablePlan:
                      rows: int) -> str:
         return self._text(("update_batch", plan, columns, rows),
                           lambda: sqlbuild.update_join_text(self.schema, self.table, plan,
-                                                            columns, rows))
+                                                            columns, rows, self.derived))
 
     def delete(self, plan: lookup.LookupPlan) -> str:
         return self._text(("delete", plan), lambda: sqlbuild.delete_text(

@@ -57,19 +57,21 @@ class RowWriter:
         return self._updates(tp, rows.befores, rows.afters, txn)
 
     # -- sending ------------------------------------------------------------------------
-    def _fits(self, query: str, txn) -> None:
+    def _fits(self, query: str, txn, row: Callable[[], str] | None = None) -> None:
         self.context.check_fits(query, self.executor.encoding, self.executor.max_packet,
-                                txn.end)
+                                txn.end, row)
 
     def _fitting(self, query: str) -> bool:
         return check_packet(query, self.executor.encoding, self.executor.max_packet)
 
     def _send(self, query: str, txn, check: Callable[[int], None] | None = None,
-              rejected: Callable[[Exception], None] | None = None) -> None:
+              rejected: Callable[[Exception], None] | None = None,
+              row: Callable[[], str] | None = None) -> None:
         """Send a statement whose result can wait (applier.apply.target.inflight): read later,
         then ``check(matched rows)``; an error is raised then (``rejected(error)`` may
-        raise a better one), with this statement's table and event in its message."""
-        self._fits(query, txn)
+        raise a better one), with this statement's table and event in its message
+        (``row()``: the one row it carries, named when it does not fit)."""
+        self._fits(query, txn, row)
         saved = self.context.saved()
 
         def done(query: str, error: Exception | None, count: int) -> None:
@@ -86,11 +88,11 @@ class RowWriter:
             self.context.within(saved, result)
         self.executor.send(query, done)
 
-    def _exec(self, sql: str, args, txn) -> int:
+    def _exec(self, sql: str, args, txn, row: Callable[[], str] | None = None) -> int:
         """Execute now (after the statement in flight), the arguments bound here."""
         self.executor.drain()
         query = self.executor.bind(sql, args)
-        self._fits(query, txn)
+        self._fits(query, txn, row)
         try:
             return self.executor.execute(query)
         except Exception as exc:
@@ -130,7 +132,7 @@ class RowWriter:
         elif self.idempotent:
             self._insert_idempotent(query, tp, cols, batch, txn)
         else:
-            self._send(query, txn)
+            self._send(query, txn, row=_named(tp.lookup(frozenset(batch[0])), batch[0]))
 
     def _insert_idempotent(self, query, tp, cols, batch, txn) -> None:
         self.executor.savepoint(_BATCH)
@@ -143,7 +145,8 @@ class RowWriter:
             self.executor.rollback_to(_BATCH)
         upsert = tp.insert(cols, 1, upsert=True)
         for image in batch:
-            if self._exec(upsert, list(image.values()), txn) == 2:
+            named = _named(tp.lookup(frozenset(image)), image)
+            if self._exec(upsert, list(image.values()), txn, named) == 2:
                 log.warning("IDEMPOTENT: duplicate key on %s at %s overwritten (1062): %s",
                             tp.target.qualified, txn.end, show(image))
 
@@ -155,10 +158,11 @@ class RowWriter:
         seen: set = set()
         plan = None
         names = this = None
+        lookups = self.lookups
         for before, after in zip(befores, afters, strict=True):
             if names is None or before.keys() != names:  # the same columns: the same plan
                 names, this = before.keys(), tp.lookup(frozenset(before))
-            self.lookups[this.kind] += 1
+            lookups[this.kind] += 1
             if not after:
                 continue
             key = batching.batch_key(tp, this, before, after)
@@ -186,7 +190,8 @@ class RowWriter:
 
         def rejected(exc: Exception) -> None:
             jsondiffsql.check_rejected(exc, tp.target.qualified, after, txn.end)
-        self._send(self.executor.bind(sql, args), txn, found, rejected)
+        self._send(self.executor.bind(sql, args), txn, found, rejected,
+                   _named(plan, before, after))
 
     def _update_batch(self, tp, plan, batch, txn) -> None:
         """One UPDATE ... JOIN for the batch; halved while it exceeds max_allowed_packet;
@@ -231,7 +236,8 @@ class RowWriter:
         return len(befores)
 
     def _delete_one(self, tp, plan, before, txn) -> None:
-        if self._exec(tp.delete(plan), sqlbuild.where_args(plan, before), txn) == 0:
+        if self._exec(tp.delete(plan), sqlbuild.where_args(plan, before), txn,
+                      _named(plan, before)) == 0:
             self._missing(tp.target, plan, before, txn, "Delete_rows")
 
     def _delete_batch(self, tp, plan, batch, txn) -> None:
@@ -251,3 +257,29 @@ class RowWriter:
             for before in batch:
                 self._delete_one(tp, plan, before, txn)
         self._send(query, txn, deleted)
+
+
+def _named(plan, image: dict, values: dict | None = None) -> Callable[[], str]:
+    """The words naming one row in a message (called only when it is needed): its key by
+    the lookup plan (a keyless table's: its first columns) and the bytes its values take
+    (``values``: the after image, else ``image``)."""
+    def text() -> str:
+        key = {c: image[c] for c in plan.columns if c in image} if plan.unique else image
+        shown = ", ".join(f"{k}={_short(v)}" for k, v in list(key.items())[:8])
+        size = sum(map(_value_bytes, (values if values is not None else image).values()))
+        return f"with {shown} ({size} bytes of values)"
+    return text
+
+
+def _short(v) -> str:
+    text = repr(v)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _value_bytes(v) -> int:
+    """What a value takes as data: bytes as they are, text as UTF-8, others as text."""
+    if v is None:
+        return 0
+    if isinstance(v, bytes | bytearray):
+        return len(v)
+    return len(str(v).encode("utf-8", "surrogatepass"))

@@ -56,12 +56,14 @@ class ErrorContext:
         work()
         self.doing, self.target = now
 
-    def check_fits(self, query: str, encoding: str, limit: int, end: Position) -> None:
+    def check_fits(self, query: str, encoding: str, limit: int, end: Position,
+                   row: Callable[[], str] | None = None) -> None:
         """Refuse (1153) a statement the target's max_allowed_packet cannot take instead
-        of losing the connection."""
+        of losing the connection; ``row()`` names the one row it carries, if one."""
         if not check_packet(query, encoding, limit):
             size = len(query.encode(encoding, "surrogateescape")) + 1
-            raise PacketTooLarge(self.doing, size, limit, str(end))
+            raise PacketTooLarge(self.doing, size, limit, str(end),
+                                 row() if row is not None else "")
 
     def translated(self, exc: Exception, end: Position) -> Exception:
         """A server error raised while applying, as ours (the event named)."""

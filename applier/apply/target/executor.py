@@ -82,10 +82,12 @@ class SessionExecutor:
         self._cursor = conn.cursor()
 
     def bind(self, sql: str, args: Any) -> str:
-        return literals.mogrify(self.conn, sql, args)
+        return literals.mogrify(self.conn, sql, args, raw_bytes=True)  # binary: own size
 
     def execute(self, sql: str, args: Any = None) -> int:
         self.inflight.drain()
+        if args is None and isinstance(sql, str):  # bound: binary values may be escaped bytes
+            return self._cursor.execute(sql.encode(self.encoding, "surrogateescape"))
         return self._cursor.execute(sql, args)
 
     def fetchone(self) -> tuple | None:

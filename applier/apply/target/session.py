@@ -43,10 +43,13 @@ def check_packet(query: str, encoding: str, limit: int) -> bool:
 
 
 class PacketTooLarge(ReplicationStopped):
-    def __init__(self, what: str, size: int, limit: int, where: str):
+    def __init__(self, what: str, size: int, limit: int, where: str, row: str = ""):
+        """``row``: the one row the statement carries, when it is one (its key and the
+        size of its values: applier.apply.rows.rowwriter)."""
+        row = f": the row {row}" if row else ""
         super().__init__(
-            f"{what} at source position {where} needs a {size}-byte statement, more than "
-            f"the target's max_allowed_packet ({limit} bytes), Error_code: "
+            f"{what} at source position {where}{row} needs a {size}-byte statement, more "
+            f"than the target's max_allowed_packet ({limit} bytes), Error_code: "
             f"{PACKET_TOO_LARGE} — {_HINTS[PACKET_TOO_LARGE]}", code=PACKET_TOO_LARGE)
 
 

@@ -59,3 +59,9 @@ def test_groups_split_where_the_rows_event_check_flags_change():
     assert [[c.after[0] for c in g] for g in groups] == [[1, 2], [3], [4]]
     assert [g[0].checks_off for g in groups] == [NO_FOREIGN_KEY_CHECKS, 0,
                                                  RELAXED_UNIQUE_CHECKS]
+
+
+def test_same_types_reads_columns_by_name_whatever_their_order():
+    assert batching.same_types([({}, {"a": 1, "b": "x"}), ({}, {"a": 2, "b": "y"})])
+    assert not batching.same_types([({}, {"a": 1, "b": "x"}), ({}, {"b": 2, "a": "y"})])
+    assert batching.same_types([({}, {"a": 1, "b": "x"}), ({}, {"b": "z", "a": 2})])

@@ -139,3 +139,35 @@ def test_text_keys_delete_in_sets_by_each_rows_condition():
     one_column = pair([Index("PRIMARY", ("name",), True)])
     assert one_column.describe()["delete_keys"] == (
         "DELETE FROM `db`.`t` WHERE `name` IN (%s, %s)")
+
+
+def test_batched_updates_write_their_derived_table_in_the_targets_fastest_form():
+    """MySQL 8.0.19+ reads VALUES ROW(..) with a column list, MariaDB 10.3.3+ a UNION ALL
+    VALUES after one named SELECT; older servers a SELECT per row (the same column types:
+    a UNION of the same literals)."""
+    from applier.apply.rows import sqlbuild
+
+    assert sqlbuild.derived_form(False, 90700) == sqlbuild.VALUES_ROW
+    assert sqlbuild.derived_form(False, 80019) == sqlbuild.VALUES_ROW
+    assert sqlbuild.derived_form(False, 80018) == sqlbuild.UNION_SELECT
+    assert sqlbuild.derived_form(True, 101119) == sqlbuild.UNION_VALUES
+    assert sqlbuild.derived_form(True, 100302) == sqlbuild.UNION_SELECT
+    plan = pair([Index("PRIMARY", ("id",), True)])
+    key = plan.lookup(frozenset(("id", "name", "n")))
+    tail = " ON `t`.`id` = `n`.k0 SET `t`.`name` = `n`.v0, `t`.`n` = `n`.v1"
+    head = "UPDATE `db`.`t` AS `t` JOIN ("
+    expected = {
+        sqlbuild.VALUES_ROW: head + "VALUES ROW(%s, %s, %s), ROW(%s, %s, %s), ROW(%s, %s, %s))"
+                             " AS `n` (k0, v0, v1)" + tail,
+        sqlbuild.UNION_VALUES: head + "SELECT %s AS k0, %s AS v0, %s AS v1 UNION ALL VALUES"
+                               " (%s, %s, %s), (%s, %s, %s)) AS `n`" + tail,
+        sqlbuild.UNION_SELECT: head + "SELECT %s AS k0, %s AS v0, %s AS v1 UNION ALL SELECT"
+                               " %s, %s, %s UNION ALL SELECT %s, %s, %s) AS `n`" + tail,
+    }
+    for form, text in expected.items():
+        plan.derived = form
+        plan._texts.clear()
+        assert plan.update_batch(key, ("name", "n"), 3) == text
+    one = sqlbuild.update_join_text("db", "t", key, ("n",), 1, sqlbuild.UNION_VALUES)
+    assert one == head + "SELECT %s AS k0, %s AS v0) AS `n` ON `t`.`id` = `n`.k0" \
+                         " SET `t`.`n` = `n`.v0"

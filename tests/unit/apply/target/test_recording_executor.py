@@ -29,8 +29,9 @@ def test_statement_templates_arguments_and_order():
                                      upd(2, "e", new_id=3), dele(3), dele(4)])) == 7
     assert ex.bound == [
         ("INSERT INTO `db`.`t` (`id`, `v`) VALUES (%s, %s), (%s, %s)", [1, "a", 2, "b"]),
-        ("UPDATE `db`.`t` AS `t` JOIN (SELECT %s AS k0, %s AS v0, %s AS v1 UNION ALL "
-         "SELECT %s, %s, %s) AS `n` ON `t`.`id` = `n`.k0 SET `t`.`id` = `n`.v0, "
+        # a MySQL 9.7 target (the recorder's): the derived table as a VALUES constructor
+        ("UPDATE `db`.`t` AS `t` JOIN (VALUES ROW(%s, %s, %s), ROW(%s, %s, %s)) AS `n` "
+         "(k0, v0, v1) ON `t`.`id` = `n`.k0 SET `t`.`id` = `n`.v0, "
          "`t`.`v` = `n`.v1", [1, 1, "c", 2, 2, "d"]),
         # the key changes: row by row
         ("UPDATE `db`.`t` SET `id` = %s, `v` = %s WHERE `id` = %s", [3, "e", 2]),
@@ -76,7 +77,8 @@ def test_a_shortfall_is_redone_row_by_row_from_the_savepoint_and_names_the_row()
 def test_an_insert_over_max_allowed_packet_is_halved_then_refused_naming_its_event():
     ex = RecordingExecutor(max_packet=55)
     with pytest.raises(PacketTooLarge, match=r"Write_rows event on table db.t at source "
-                                             r"position bin.000001:400 needs a 58-byte"):
+                                             r"position bin.000001:400: the row with id=2 "
+                                             r"\(11 bytes of values\) needs a 58-byte"):
         applier(ex).apply(Transaction(END, [ins(1, "a"), ins(2, "b" * 10)]))
     assert [args for _, args in ex.bound] == [[1, "a", 2, "bbbbbbbbbb"], [1, "a"],
                                               [2, "bbbbbbbbbb"]]

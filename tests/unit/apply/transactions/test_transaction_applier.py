@@ -39,8 +39,9 @@ def test_mixed_changes_exact_statements():
     assert sent[:-1] == [
         "INSERT INTO `db`.`t` (`id`, `v`) VALUES (1, 'a'), (2, 'b')",
         "SAVEPOINT applier_batch",
-        "UPDATE `db`.`t` AS `t` JOIN (SELECT 1 AS k0, 1 AS v0, 'c' AS v1 UNION ALL SELECT 2,"
-        " 2, 'd') AS `n` ON `t`.`id` = `n`.k0 SET `t`.`id` = `n`.v0, `t`.`v` = `n`.v1",
+        # a MariaDB 10.11 target: one named SELECT, then a VALUES constructor
+        "UPDATE `db`.`t` AS `t` JOIN (SELECT 1 AS k0, 1 AS v0, 'c' AS v1 UNION ALL VALUES (2,"
+        " 2, 'd')) AS `n` ON `t`.`id` = `n`.k0 SET `t`.`id` = `n`.v0, `t`.`v` = `n`.v1",
         # id 1 again: a new batch (here of one row: a plain UPDATE)
         "UPDATE `db`.`t` SET `id` = 1, `v` = 'e' WHERE `id` = 1",
         # the key changes: row by row
