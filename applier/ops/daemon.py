@@ -47,8 +47,7 @@ from applier.ops.statusfile import StatusFile
 from applier.replstate.checkpoint import Checkpoint, Saved
 from applier.replstate.startpoint import resolve_start
 from applier.server_codes import error_code
-from applier.verify.journal import Journal
-from applier.verify.record import Recorder
+from applier.verify import wiring as verify_wiring
 from applier.verify.validator import Validator
 
 log = logging.getLogger(__name__)
@@ -373,14 +372,10 @@ class Daemon:
 
     def _start_verify(self) -> None:
         """[verify] mode sample or full: the validator thread, fed by the row writer."""
-        v = self.cfg.verify
-        if v.mode == "off":
-            return
-        recorder = Recorder(self.cfg.target, self.cfg.replication.checkpoint_table)
-        self.verifier = Validator(v, self.cfg.target, recorder, self.metrics.verified,
-                                  Journal(self.cfg.daemon.state_dir))
-        self.options = replace(self.options, observe=self.verifier.stage)
-        self.live.verify = self.verifier.status
+        self.verifier = verify_wiring.start(self.cfg, self.metrics)
+        if self.verifier is not None:
+            self.options = replace(self.options, observe=self.verifier.stage)
+            self.live.verify = self.verifier.status
 
     def _verify_stopped(self) -> None:
         """on_divergence = "stop": the validator found one; replication stops (exit 3)."""

@@ -1,9 +1,13 @@
 """The pending checks on disk, so that a daemon killed (kill -9) loses none it accepted:
-`<state_dir>/verify-pending.jsonl`, one JSON line per committed group of checks, appended
-(and flushed to the operating system: a killed process loses nothing written) when the
-checks are queued, after their transaction's COMMIT. From time to time the validator thread
-(between two batches, when no check is being read) writes what is still pending as
-`verify-pending.snapshot.jsonl`: under the lock it only takes the list and moves the
+`<state_dir>/verify-pending.jsonl`, one JSON line per committed group (``append_group``:
+the group's rows as the apply wrote them, by table and key columns, encoded by the C JSON
+encoder, only the values JSON has no type for tagged), written and flushed to the
+operating system (a killed process loses nothing written) by the applying thread right
+after the group's COMMIT, in one write, before the checks are handed to the validator
+thread (applier.verify.intake); the validator thread makes the checks of it. From time
+to time the validator thread (between two batches, when no check is being read) writes
+what is still pending as `verify-pending.snapshot.jsonl`: under the lock it only takes
+what was handed over into the queue, the list, and moves the
 appended file aside (`.old`, new appends start a new file); the snapshot is written
 outside it, then `.old` removed. Each check carries a sequence number: loading reads
 whatever files are there and keeps, per key, the newest, so a kill at any step loses
@@ -79,6 +83,26 @@ def line(checks: list[Check]) -> str:
                        for c in checks]) + "\n"
 
 
+def group_line(seq: int, batches) -> str:
+    """A committed group: ``batches`` of (table, key columns, delete?, images)."""
+    # ``default`` is called only for the values JSON has no type for (bytes, Decimal, ...)
+    return json.dumps({"s": seq, "g": batches}, default=tag,
+                      check_circular=False) + "\n"
+
+
+def checks_of(seq: int, batches, due: float = 0.0, values=None) -> list[Check]:
+    """The checks of a committed group's batches, in order (a later one of a key wins)."""
+    out = []
+    for table, cols, delete, images in batches:
+        cols = tuple(cols)
+        for image in images:
+            if values is not None:  # loaded: the tagged values back to their types
+                image = {k: values(v) for k, v in image.items()}
+            out.append(Check(table, cols, tuple(image[c] for c in cols),
+                             None if delete else image, due, seq=seq))
+    return out
+
+
 def parse(text: str) -> list[Check]:
     """The checks of a journal's lines, oldest first; a torn last line (killed while
     writing it: its checks were not yet queued) is left out."""
@@ -87,6 +111,9 @@ def parse(text: str) -> list[Check]:
         try:
             items = json.loads(raw)
         except json.JSONDecodeError:
+            continue
+        if isinstance(items, dict):  # a committed group (append_group)
+            out += checks_of(items["s"], items["g"], values=untag)
             continue
         for table, cols, key, expected, seq in items:
             out.append(Check(table, tuple(cols), tuple(untag(v) for v in key),
@@ -130,6 +157,18 @@ class Journal:
         self._file.write(line(checks))
         self._file.flush()
         self.lines += 1
+
+    def append_group(self, batches) -> int:
+        """(with ``lock`` held) Write a committed group's batches (table, key columns,
+        delete?, images) in one line and one flush; its sequence number."""
+        self.seq += 1
+        if self._file is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._file = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 - kept open
+        self._file.write(group_line(self.seq, batches))
+        self._file.flush()
+        self.lines += 1
+        return self.seq
 
     def set_aside(self) -> None:
         """(with ``lock`` held) New appends go to a new file; the appended one becomes
