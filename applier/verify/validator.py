@@ -123,6 +123,18 @@ class Validator:
             self._rewritten = time.monotonic()
 
     def status(self) -> dict:
+        """The counts for status (asked per applied transaction: made again only when
+        one of them changed)."""
+        p = self.pending
+        key = (self._counted, len(p), p.dropped, p.sampled, p.episode)
+        if key != self._status_key:
+            self._status, self._status_key = self._make_status(), key
+        return self._status
+
+    _counted = 0  # changes of verified / divergent
+    _status_key: tuple | None = None
+
+    def _make_status(self) -> dict:
         tables = sorted(set(self.verified) | set(self.divergent))
         return {"rows_verified": sum(self.verified.values()),
                 "rows_divergent": sum(self.divergent.values()),
@@ -233,6 +245,7 @@ class Validator:
             self._report(c, row, diff)
         self.verified[table] += verified
         self.divergent[table] += divergent
+        self._counted += 1
         if self.on_found is not None and (verified or divergent):
             self.on_found(table, verified, divergent)
 

@@ -1,0 +1,92 @@
+"""[verify]'s bounded queue and its counters on real servers of both flavours, through
+the real `applier start` process: with a tiny queue_rows the validator samples while the
+queue is full (rows still checked, the rest counted as not checked, said in the log, the
+status and the metrics), and the rows verified and divergent per table continue across a
+restart (state_dir/metrics.json, as the other persistent counters)."""
+
+from __future__ import annotations
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from applier.errors import ExitStatus
+from tests.integration.running import run_cli, write_config
+from tests.integration.test_verify import _status, _verify
+
+pytestmark = pytest.mark.integration
+
+
+def _with_textfile(config, textfile) -> None:
+    text = config.read_text()
+    assert "[daemon]\n" in text
+    config.write_text(text.replace("[daemon]\n", f'[daemon]\nmetrics_textfile = "{textfile}"\n',
+                                   1))
+
+
+def _metrics(textfile) -> dict:
+    return {(s.name, tuple(sorted(s.labels.items()))): s.value
+            for f in text_string_to_metric_families(textfile.read_text()) for s in f.samples}
+
+
+def _insert_batches(replica, first: int, statements: int, rows: int) -> None:
+    replica.src(*("INSERT INTO t VALUES " + ", ".join(
+        f"({i}, {i})" for i in range(first + s * rows, first + (s + 1) * rows))
+        for s in range(statements)))
+
+
+def test_a_full_queue_samples_rows_and_says_so(replica, tmp_path):
+    replica.src("CREATE TABLE t (id INT PRIMARY KEY, v INT)")
+    replica.tgt("CREATE TABLE t (id INT PRIMARY KEY, v INT)")
+    _insert_batches(replica, 0, 400, 25)  # 10,000 rows in 400 source transactions
+    config = write_config(replica, tmp_path / "applier.toml",
+                          extra=_verify(settle_ms=100) + "queue_rows = 100\n")
+    textfile = tmp_path / "applier.prom"
+    _with_textfile(config, textfile)
+    done = run_cli("start", "--foreground", "--until-caught-up", "--config", str(config))
+    assert done.returncode == ExitStatus.OK, done.stderr
+    st = _status(config)
+    verified, dropped, sampled = st["rows_verified"], st["verify_dropped"], st["verify_sampled"]
+    # the queue held 100 at most, yet more rows were checked: kept while it was full
+    assert sampled > 0 and dropped > 0 and verified > 100, st
+    assert verified + dropped == 10000 and st["rows_divergent"] == 0, st  # none unaccounted
+    assert st["verify_pending"] == 0 and st["verify_sampling"] is False, st
+    assert st["verify_sample_rate"] == 1.0, st
+    err = done.stderr
+    assert "verification queue full (100 pending checks, [verify] queue_rows): sampling new" \
+        " checks by the room the validator frees" in err, err[-3000:]
+    assert "verification queue drained to 50 pending checks: sampling ends" in err, err[-3000:]
+    got = _metrics(textfile)
+    assert got[("applier_verify_dropped_total", ())] == dropped
+    assert got[("applier_verify_sampled_total", ())] == sampled
+    assert got[("applier_rows_verified_total", ())] == verified
+    assert got[("applier_verify_sampling", ())] == 0
+
+
+def test_verify_counters_continue_across_a_restart(replica, tmp_path):
+    s = replica.schema
+    replica.src("CREATE TABLE t (id INT PRIMARY KEY, v INT)")
+    replica.tgt("CREATE TABLE t (id INT PRIMARY KEY, v INT)",  # rows from 100 rewritten
+                "CREATE TRIGGER neg BEFORE INSERT ON t FOR EACH ROW"
+                " SET NEW.v = IF(NEW.id >= 100, -NEW.v, NEW.v)")
+    config = write_config(replica, tmp_path / "applier.toml", extra=_verify(settle_ms=50))
+    config.write_text(config.read_text().replace(
+        "[replication]\n", '[replication]\ntarget_triggers = "fire"\n'))
+    textfile = tmp_path / "applier.prom"
+    _with_textfile(config, textfile)
+    _insert_batches(replica, 0, 3, 10)
+    replica.src("INSERT INTO t VALUES (100, 100)")
+    first = run_cli("start", "--foreground", "--until-caught-up", "--config", str(config))
+    assert first.returncode == ExitStatus.OK, first.stderr
+    st = _status(config)
+    assert (st["rows_verified"], st["rows_divergent"]) == (31, 1), st
+    replica.src("UPDATE t SET v = v + 1000 WHERE id IN (3, 4)",
+                "INSERT INTO t VALUES (101, 101), (102, 102)")
+    second = run_cli("start", "--foreground", "--until-caught-up", "--config", str(config))
+    assert second.returncode == ExitStatus.OK, second.stderr
+    st = _status(config)  # the second process's counts continue the first's
+    assert st["verify"] == {f"{s}.t": {"rows_verified": 35, "rows_divergent": 3}}, \
+        (st, second.stderr[-3000:])
+    assert (st["rows_verified"], st["rows_divergent"]) == (35, 3), st
+    got = _metrics(textfile)
+    assert got[("applier_rows_verified_total", ())] == 35
+    assert got[("applier_rows_divergent_total", (("table", f"{s}.t"),))] == 3
