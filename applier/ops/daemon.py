@@ -48,7 +48,7 @@ from applier.replstate.checkpoint import Checkpoint, Saved
 from applier.replstate.startpoint import resolve_start
 from applier.server_codes import error_code
 from applier.verify import wiring as verify_wiring
-from applier.verify.validator import Validator
+from applier.verify.process import VerifyProcess
 
 log = logging.getLogger(__name__)
 
@@ -85,7 +85,7 @@ class Daemon:
         self.overlap = True  # read and decode in a thread while applying (bench: off to profile)
         self._pipeline: pipe.Pipeline | None = None  # the reader thread, while it runs
         self.locks = LockWaits(config.target, self.live)  # who holds a lock we wait for
-        self.verifier: Validator | None = None  # [verify] mode sample/full, while it runs
+        self.verifier: VerifyProcess | None = None  # [verify] mode sample/full, while it runs
         self._verify_written: dict | None = None  # its counts last handed to the status file
         r = config.replication
         self._every = max(1, config.daemon.progress_every)  # transactions per progress line

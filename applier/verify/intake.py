@@ -1,34 +1,35 @@
-"""The hand-over of applied rows from the applying thread to the validator thread
-([verify]), costing the applying thread as little as it can: per group of rows written
-(``stage``, before the commit) one list entry (the table, the key columns its lookup
-uses, the images as the apply converted them); per committed group (``committed``) one
-journal write and flush (applier.verify.journal, kill -9 loses no committed group's
-checks) and one hand-over. The validator thread makes the checks of it (``take``: keys,
-due times, the bounded queue), off the applying thread."""
+"""The hand-over of applied rows from the applying thread to the validator ([verify]),
+costing the applying thread as little as it can.
+
+``Intake`` (the applying thread): per group of rows written (``stage``, before the
+commit) one list entry (the table, the key columns its lookup uses, the images as the
+apply converted them); per committed group (``committed``) one encoding (a journal line,
+applier.verify.journal), one journal write and flush (kill -9 loses no committed group's
+checks), and the same bytes handed over (``send``: to the validator process's pipe,
+applier.verify.process). ``Inbox`` (the validator's side): the groups received, made
+into checks when the validator thread takes them."""
 
 from __future__ import annotations
 
 import contextlib
+import json
 import time
 from collections import deque
 
-from applier.verify.journal import Journal, checks_of
+from applier.verify.journal import Journal, checks_of, group_line, untag
 from applier.verify.pending import Check
 
 Batch = tuple  # (target db.table, key columns, delete?, images)
 
 
 class Intake:
-    def __init__(self, journal: Journal | None, unchecked):
+    def __init__(self, journal: Journal | None, send, unchecked):
         self.journal = journal
+        self.send = send  # (committed at, group number, encoded line) -> None
         self.unchecked = unchecked  # (table, why) -> None: said once per table
         self._staged: list[Batch] = []
-        self._inbox: deque = deque()  # (committed at, seq, batches), oldest first
+        self.seq = 0  # without a journal
 
-    def __len__(self) -> int:
-        return len(self._inbox)
-
-    # -- the applying thread ------------------------------------------------------------
     def stage(self, tp, rows) -> None:
         """A group of converted rows written (not yet committed)."""
         target = tp.target
@@ -55,31 +56,49 @@ class Intake:
             self._staged.append((name, cols, delete, run))
 
     def committed(self) -> None:
-        """What was staged is committed: journaled (one line, one flush) and handed over
-        (one entry), under the journal's lock (a rewrite sees it journaled and handed)."""
+        """What was staged is committed: journaled (one line, one flush), then handed
+        over."""
         if not self._staged:
             return
         staged, self._staged = self._staged, []
         now = time.monotonic()
-        if self.journal is None:
-            self._inbox.append((now, 0, staged))
-            return
-        with self.journal.lock:
-            seq = self.journal.append_group(staged)
-            self._inbox.append((now, seq, staged))
+        if self.journal is not None:
+            seq = self.journal.next_seq()
+        else:
+            self.seq += 1
+            seq = self.seq
+        data = group_line(seq, staged).encode()
+        if self.journal is not None:
+            self.journal.append(data)
+        self.send(now, seq, data)
 
     def discard(self) -> None:
         """What was staged was rolled back (the session ended)."""
         self._staged = []
 
-    # -- the validator thread -----------------------------------------------------------
+
+class Inbox:
+    """The committed groups received (any thread: ``hand``), taken by the validator
+    thread (``take``)."""
+
+    def __init__(self):
+        self._groups: deque = deque()  # (committed at, seq, encoded line), oldest first
+        self.mark = 0  # the last group number taken
+
+    def __len__(self) -> int:
+        return len(self._groups)
+
+    def hand(self, at: float, seq: int, data: bytes) -> None:
+        self._groups.append((at, seq, data))
+
     def take(self, settle: float) -> list[Check]:
-        """The checks handed over so far, oldest first, due ``settle`` after their
-        commit."""
+        """The checks of the groups received so far, oldest first, due ``settle`` after
+        their commit."""
         out: list[Check] = []
-        inbox = self._inbox
+        groups = self._groups
         with contextlib.suppress(IndexError):
             while True:
-                at, seq, batches = inbox.popleft()
-                out += checks_of(seq, batches, at + settle)
+                at, seq, data = groups.popleft()
+                out += checks_of(seq, json.loads(data)["g"], at + settle, values=untag)
+                self.mark = seq
         return out

@@ -26,8 +26,8 @@ from applier.connection.factory import connect
 from applier.errors import ReplicationStopped
 from applier.sql.names import qualified, quote
 from applier.verify import compare
-from applier.verify.intake import Intake
-from applier.verify.journal import Journal
+from applier.verify.intake import Inbox
+from applier.verify.journal import Snapshots
 from applier.verify.pending import Check, Pending
 from applier.verify.record import Recorder
 
@@ -38,7 +38,8 @@ DIVERGENCE = 13000  # the code of a divergence in last_error_code (outside the s
 
 class Validator:
     def __init__(self, cfg: VerifyConfig, target: ServerConfig, recorder: Recorder,
-                 on_found=None, journal: Journal | None = None, saved: dict | None = None):
+                 on_found=None, journal: Snapshots | None = None, saved: dict | None = None,
+                 loaded: list[Check] | None = None, inbox: Inbox | None = None):
         self.cfg = cfg
         self.target = target
         self.recorder = recorder
@@ -47,9 +48,7 @@ class Validator:
         rate = cfg.sample_rate if cfg.mode == "sample" else 1.0
         self.pending = Pending(cfg.queue_rows, rate)
         self.settle = cfg.settle_ms / 1000
-        self.intake = Intake(journal, self._say_unchecked)
-        self.stage, self.committed = self.intake.stage, self.intake.committed
-        self.discard = self.intake.discard
+        self.inbox = inbox if inbox is not None else Inbox()  # handed over (verify.intake)
         self._said = None  # the queue-full episode said in the log
         self.verified: Counter = Counter(saved.get("verified") or {})  # per table
         self.divergent: Counter = Counter(saved.get("divergent") or {})
@@ -61,7 +60,7 @@ class Validator:
         self.drain_seconds = 0.0  # how long finish() waited for the queued checks
         self.journal = journal  # the pending checks on disk (kill -9 loses none)
         self._rewritten = time.monotonic()
-        self._reload()
+        self._reload(loaded or [])
         self._thread = threading.Thread(target=self._run, name="verify", daemon=True)
         self._thread.start()
         log.info("verification: %s%s, settle %d ms, on divergence %s (only mapped columns"
@@ -69,15 +68,15 @@ class Validator:
                  cfg.mode, f" ({cfg.sample_rate:g} of rows)" if cfg.mode == "sample" else "",
                  cfg.settle_ms, cfg.on_divergence)
 
-    # -- the applying thread: stage (a group of rows written), committed (journaled and
-    # handed over), discard (rolled back): applier.verify.intake, bound in __init__ ----
-
     # -- the validator thread: the queue -------------------------------------------------
     def _queue_handed(self) -> None:
         """The checks handed over since the last call into the bounded queue (sampled
         when it is full, said once per episode)."""
-        for c in self.intake.take(self.settle):
+        checks = self.inbox.take(self.settle)
+        for c in checks:
             self.pending.add((c.table, compare.key_of(c.key)), c)
+        if checks and self.journal is not None:
+            self.journal.lines += 1
         self._say_episodes()
 
     def _say_episodes(self) -> None:
@@ -95,24 +94,22 @@ class Validator:
                      p.dropped)
 
     def _take_all(self) -> list[Check]:
-        """(journal lock held) Everything handed over queued; what is pending."""
+        """Everything handed over queued; what is pending (for the snapshot)."""
         self._queue_handed()
         return self.pending.checks()
 
-    def _reload(self) -> None:
-        """The checks a previous daemon accepted and did not finish (killed, stopped):
-        queued again, due after settle_ms."""
-        if self.journal is None:
-            return
-        loaded = self.journal.load()
+    def _reload(self, loaded: list[Check]) -> None:
+        """The checks a previous daemon accepted and did not finish (killed, stopped),
+        loaded from the journal (applier.verify.journal.Journal.load): queued again, due
+        after settle_ms."""
         due = time.monotonic() + self.settle
         for c in loaded:
             c.due = due
             self.pending.keep((c.table, compare.key_of(c.key)), c)
         if loaded:
             log.info("verification: %d pending check(s) of the previous run queued again"
-                     " (%s)", len(self.pending), self.journal.path)
-        self.journal.rewrite(self._take_all)
+                     " (%s)", len(self.pending),
+                     self.journal.path if self.journal is not None else "journal")
 
     def _compact(self, force: bool = False) -> None:
         """(validator thread, between batches) The journal keeps only what is pending."""
@@ -150,7 +147,7 @@ class Validator:
         """Check everything queued (waiting for its settle delay), then stop the thread."""
         started = time.monotonic()
         end = started + timeout
-        while (len(self.pending) or len(self.intake) or self._busy) \
+        while (len(self.pending) or len(self.inbox) or self._busy) \
                 and time.monotonic() < end \
                 and self._thread.is_alive() and self.fatal is None:
             self._wake.set()

@@ -13,7 +13,7 @@ from decimal import Decimal
 from types import SimpleNamespace
 
 from applier.convert.rows import ConvertedRows
-from applier.verify.intake import Intake
+from applier.verify.intake import Inbox, Intake
 from applier.verify.journal import Journal, group_line, parse
 from applier.verify.pending import Check, Pending
 
@@ -82,8 +82,8 @@ def _tp(table="t", columns=("id",), unique=True):
 
 def test_one_journal_line_and_one_hand_over_per_committed_group(tmp_path):
     j = Journal(str(tmp_path))
-    said = []
-    intake = Intake(j, lambda table, why: said.append(table))
+    said, inbox = [], Inbox()
+    intake = Intake(j, inbox.hand, lambda table, why: said.append(table))
     at = datetime.datetime(2026, 1, 2, 3, 4, 5, 6)
     intake.stage(_tp(), ConvertedRows("insert", [], [{"id": 1, "v": b"\x00"},
                                                      {"id": 2, "v": Decimal("1.50")}]))
@@ -92,13 +92,13 @@ def test_one_journal_line_and_one_hand_over_per_committed_group(tmp_path):
     intake.stage(_tp(), ConvertedRows("delete", [{"id": 2, "v": None}], []))
     intake.committed()
     intake.committed()  # the group's other transactions: nothing more staged
-    assert said == ["db.u"] and len(intake) == 1
+    assert said == ["db.u"] and len(inbox) == 1
     assert len(j.path.read_text().splitlines()) == 1
-    checks = intake.take(settle=1.5)
+    checks = inbox.take(settle=1.5)
     assert [(c.table, c.key, c.expected) for c in checks] == [
         ("db.t", (1,), {"id": 1, "v": b"\x00"}), ("db.t", (2,), {"id": 2, "v": Decimal("1.50")}),
         ("db.t", (1,), {"id": 1, "v": at}), ("db.t", (2,), None)]
-    assert len({c.due for c in checks}) == 1 and len(intake) == 0
+    assert len({c.due for c in checks}) == 1 and len(inbox) == 0 and inbox.mark == 1
     loaded = Journal(str(tmp_path)).load()  # as a daemon killed now finds them
     assert [(c.table, c.key_columns, c.key, c.expected, c.seq) for c in loaded] == \
         [(c.table, c.key_columns, c.key, c.expected, c.seq) for c in checks]
@@ -116,11 +116,12 @@ def test_a_group_line_tags_only_what_json_has_no_type_for_and_a_torn_one_is_left
 
 
 def test_rolled_back_rows_are_not_handed_over(tmp_path):
-    intake = Intake(Journal(str(tmp_path)), lambda *a: None)
+    inbox = Inbox()
+    intake = Intake(Journal(str(tmp_path)), inbox.hand, lambda *a: None)
     intake.stage(_tp(), ConvertedRows("insert", [], [{"id": 1}]))
     intake.discard()
     intake.committed()
-    assert len(intake) == 0 and intake.take(1.0) == []
+    assert len(inbox) == 0 and inbox.take(1.0) == []
     assert not (tmp_path / "verify-pending.jsonl").exists()
 
 
