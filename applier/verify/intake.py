@@ -91,14 +91,14 @@ class Inbox:
     def hand(self, at: float, seq: int, data: bytes) -> None:
         self._groups.append((at, seq, data))
 
-    def take(self, settle: float) -> list[Check]:
-        """The checks of the groups received so far, oldest first, due ``settle`` after
-        their commit."""
-        out: list[Check] = []
+    def take(self, settle: float) -> list[list[Check]]:
+        """The checks of the groups received so far, per group, oldest first, due
+        ``settle`` after their commit."""
+        out: list[list[Check]] = []
         groups = self._groups
         with contextlib.suppress(IndexError):
             while True:
                 at, seq, data = groups.popleft()
-                out += checks_of(seq, json.loads(data)["g"], at + settle, values=untag)
+                out.append(checks_of(seq, json.loads(data)["g"], at + settle, values=untag))
                 self.mark = seq
         return out

@@ -2,12 +2,14 @@
 (a later applied change supersedes a pending check), in order of their due time, bounded
 by ``limit`` checks. Pure: the time is given.
 
-When the queue is full it samples instead of dropping everything: an episode starts when
-a new check finds ``limit`` pending and lasts until the queue drains to half of it; during
-it a new key's check is kept with the probability ``free room / half the limit`` (0 while
-full, 1 at half), so rows go on being checked as the validator frees room. A check not
-kept is counted in ``dropped``; one kept during an episode in ``sampled``. A check of a key
-already pending always replaces it (no room needed)."""
+When the queue cannot take what arrives it samples instead of dropping everything: an
+episode starts when a committed group's new checks do not all fit; from then as many of a
+group's new checks are kept as there is free room, chosen at random evenly across the
+group (the rate: free room / new checks; none while full, more as the validator frees
+room); the episode ends once the queue has drained to half of ``limit`` and every check
+offered while sampling is due (the time given): under a steady overflow it goes on, not
+flapping. A check not kept is counted in ``dropped``; one kept during an episode in
+``sampled``. A check of a key already pending always replaces it (no room needed)."""
 
 from __future__ import annotations
 
@@ -62,48 +64,69 @@ class Pending:
         return self.episode is not None
 
     def room_rate(self) -> float:
-        """The probability that a new key's check is kept now (the queue's free room)."""
-        n = len(self._checks)
-        if self.episode is None and n < self.limit:
-            return 1.0
-        span = self.limit - self.low
-        return max(0.0, min(1.0, (self.limit - n) / span)) if span > 0 else 0.0
+        """The fraction of new checks kept now: 1 with room, else the last group's."""
+        if self.episode is None:
+            return 1.0 if len(self._checks) < self.limit else 0.0
+        return self._rate
+
+    _rate = 1.0
+    _sampled_until = 0.0  # the latest due time of a check offered while sampling
 
     def add(self, name: tuple, check: Check) -> bool:
-        """Queue (replacing a pending check of the same key: the newest image wins);
-        False when sampled out (mode sample, or the queue full: counted in dropped)."""
+        """Queue one check (see ``add_group``); False when not kept."""
+        return self.add_group([(name, check)]) == 1
+
+    def add_group(self, items: list[tuple[tuple, Check]]) -> int:
+        """Queue a committed group's checks (a later one of a key replaces an earlier);
+        the number kept. Sampled out (mode sample) or, beyond the room, sampled by it."""
+        latest: dict[tuple, Check] = {}
+        for name, check in items:
+            latest.pop(name, None)
+            latest[name] = check
+        kept = 0
         with self._lock:
-            if name in self._checks:
-                del self._checks[name]
-                self._checks[name] = check
-                return True
-            if self.sample_rate < 1.0 and self.rng.random() >= self.sample_rate:
-                return False
-            if self.episode is None:
-                if len(self._checks) < self.limit:
+            new = []
+            for name, check in latest.items():
+                if name in self._checks:
+                    del self._checks[name]
                     self._checks[name] = check
-                    return True
-                self.episode = Episode(len(self._checks))
-                self.episodes += 1
-            return self._sample(name, check)
+                    kept += 1
+                elif self.sample_rate >= 1.0 or self.rng.random() < self.sample_rate:
+                    new.append((name, check))
+            room = self.limit - len(self._checks)
+            if self.episode is None and len(new) <= room:
+                self._checks.update(new)
+                return kept + len(new)
+            return kept + self._sample(new, room)
 
-    def _sample(self, name: tuple, check: Check) -> bool:
+    def _sample(self, new: list, room: int) -> int:
+        """(lock held) Keep as many new checks as there is room for, chosen evenly at
+        random across the group (in their order)."""
+        if self.episode is None:
+            self.episode = Episode(len(self._checks))
+            self.episodes += 1
         ep = self.episode
-        ep.offered += 1
-        rate = self.room_rate()
-        if rate > 0.0 and (rate >= 1.0 or self.rng.random() < rate):
-            self._checks[name] = check
-            ep.kept += 1
-            self.sampled += 1
-            return True
-        self.dropped += 1
-        return False
+        k = max(0, min(room, len(new)))
+        self._rate = k / len(new) if new else 1.0
+        chosen = new if k == len(new) else [new[i] for i in
+                                            sorted(self.rng.sample(range(len(new)), k))]
+        self._checks.update(chosen)
+        if new:  # the episode lasts at least until these would have been checked
+            self._sampled_until = max(self._sampled_until, max(c.due for _, c in new))
+        ep.offered += len(new)
+        ep.kept += k
+        self.sampled += k
+        self.dropped += len(new) - k
+        return k
 
-    def _maybe_end(self) -> None:
-        """(lock held) The queue drained to half: the episode ends."""
-        if self.episode is not None and len(self._checks) <= self.low:
+    def _maybe_end(self, now: float) -> None:
+        """(lock held) Drained to half, and every check offered while sampling due (a
+        settle delay without overflow): the episode ends."""
+        if self.episode is not None and len(self._checks) <= self.low \
+                and now >= self._sampled_until:
             self.ended.append(self.episode)
             self.episode = None
+            self._rate = 1.0
 
     def keep(self, name: tuple, check: Check) -> None:
         """Queue a check accepted before (loaded from the journal): never sampled out."""
@@ -131,7 +154,7 @@ class Pending:
                     break
                 del self._checks[name]
                 out.append((name, check))
-            self._maybe_end()
+            self._maybe_end(now)
         return out
 
     def again(self, name: tuple, check: Check) -> None:

@@ -72,11 +72,11 @@ class Validator:
     def _queue_handed(self) -> None:
         """The checks handed over since the last call into the bounded queue (sampled
         when it is full, said once per episode)."""
-        checks = self.inbox.take(self.settle)
-        for c in checks:
-            self.pending.add((c.table, compare.key_of(c.key)), c)
-        if checks and self.journal is not None:
-            self.journal.lines += 1
+        groups = self.inbox.take(self.settle)
+        for group in groups:
+            self.pending.add_group([((c.table, compare.key_of(c.key)), c) for c in group])
+        if groups and self.journal is not None:
+            self.journal.lines += len(groups)
         self._say_episodes()
 
     def _say_episodes(self) -> None:
@@ -86,7 +86,7 @@ class Validator:
             log.warning("verification queue full (%d pending checks, [verify] queue_rows):"
                         " sampling new checks by the room the validator frees (rows not"
                         " checked counted in verify_dropped, %d so far) until it drains to"
-                        " %d", p.episode.pending, p.dropped, p.low)
+                        " %d", p.limit, p.dropped, p.low)
         for ep in p.take_ended():
             log.info("verification queue drained to %d pending checks: sampling ends; %d of"
                      " %d rows applied meanwhile were checked (%.3f), the rest counted in"

@@ -22,52 +22,71 @@ def _check(key, due=0.0):
     return Check("db.t", ("id",), (key,), {"id": key}, due)
 
 
-def _add(p: Pending, keys) -> list[bool]:
-    return [p.add(("db.t", (k,)), _check(k)) for k in keys]
+def _add(p: Pending, keys, due=0.0) -> list[bool]:
+    return [p.add(("db.t", (k,)), _check(k, due)) for k in keys]
 
 
-def test_full_queue_keeps_nothing_until_room_is_freed_then_samples_by_the_room():
+def _group(p: Pending, keys, due=0.0) -> int:
+    return p.add_group([(("db.t", (k,)), _check(k, due)) for k in keys])
+
+
+def test_a_group_that_does_not_fit_is_sampled_evenly_by_the_room():
     p = Pending(limit=100, rng=random.Random(3))
-    assert all(_add(p, range(99))) and p.room_rate() == 1.0
-    assert all(_add(p, [99])) and not p.sampling and p.room_rate() == 0.0  # full
-    assert _add(p, range(100, 150)) == [False] * 50  # full: no room, nothing kept
-    assert p.sampling and p.episodes == 1 and p.dropped == 50 and p.room_rate() == 0.0
-    p.due(now=1.0, most=25)  # the validator took 25: half the way down to half full
-    assert len(p) == 75 and p.sampling and p.room_rate() == 0.5
-    kept = sum(_add(p, range(1000, 1040)))
-    assert 0 < kept < 40 and p.sampled == kept and p.dropped == 50 + 40 - kept
-    assert len(p) <= 100  # the bound holds
+    assert _group(p, range(60)) == 60 and not p.sampling and p.room_rate() == 1.0
+    kept = _group(p, range(100, 180), due=5.0)  # 80 new checks, room for 40
+    assert p.sampling and p.episodes == 1 and p.room_rate() == 0.5
+    assert kept == 40 and len(p) == 100  # the room, exactly
+    assert p.sampled == kept and p.dropped == 80 - kept
+    late = sum(1 for c in p.checks() if c.key[0] >= 140)  # evenly: not the first ones only
+    assert late > 5, late
+    assert _group(p, range(200, 250), due=5.0) == 0 and len(p) == 100  # full: none
 
 
-def test_a_pending_key_always_takes_its_newest_image_while_full():
+def test_full_keeps_nothing_new_but_a_pending_key_takes_its_newest_image():
     p = Pending(limit=100)
-    _add(p, range(100))
-    _add(p, [500])
-    assert p.sampling
+    _group(p, range(100))
+    assert _group(p, range(100, 150)) == 0 and p.sampling and p.room_rate() == 0.0
+    assert p.dropped == 50
     assert p.add(("db.t", (7,)), _check(7, due=9.0))  # no room needed
-    assert p.dropped == 1 and len(p) == 100
+    assert len(p) == 100 and p.dropped == 50
 
 
-def test_the_episode_ends_at_half_and_is_handed_once_to_be_said():
+def test_the_episode_ends_at_half_once_what_it_sampled_is_due_and_is_said_once():
     p = Pending(limit=100, rng=random.Random(1))
-    _add(p, range(100))
-    _add(p, range(100, 110))
-    assert p.sampling
-    p.due(now=1.0, most=49)
+    _group(p, range(100), due=1.0)
+    kept = _group(p, range(100, 110), due=2.0)
+    assert p.sampling and kept == 0
+    p.due(now=1.0, most=1000)  # all taken, but the episode's last sampling is due at 2
     assert p.sampling and p.take_ended() == []
-    p.due(now=1.0, most=1)  # 50 left: half
+    assert _group(p, range(300, 340), due=3.0) == 40  # fits: kept whole (rate 1)
+    assert p.sampling and p.room_rate() == 1.0
+    p.due(now=2.5, most=1000)  # under half, but what it offered is not due yet
+    assert p.sampling
+    p.due(now=3.0, most=1000)
     assert not p.sampling and p.room_rate() == 1.0
     ended = p.take_ended()
-    assert [(e.pending, e.offered, e.kept) for e in ended] == [(100, 10, 0)]
-    assert ended[0].rate == 0.0 and p.take_ended() == []
-    assert all(_add(p, range(200, 240)))  # room again: every check kept
-    assert p.dropped == 10
+    assert [(e.pending, e.offered, e.kept) for e in ended] == [(100, 50, 40)]
+    assert ended[0].rate == 0.8 and p.take_ended() == []
+    assert p.dropped == 10 and p.episodes == 1
+
+
+def test_one_at_a_time_the_queue_is_bounded():
+    p = Pending(limit=3)
+    assert _add(p, range(5)) == [True, True, True, False, False]
+    assert len(p) == 3 and p.dropped == 2
 
 
 def test_sample_mode_and_a_full_queue_compose():
     p = Pending(limit=100, sample_rate=0.5, rng=random.Random(5))
-    kept = sum(_add(p, range(150)))
+    kept = _group(p, range(150))
     assert 50 < kept <= 100 and len(p) == kept
+
+
+def test_a_later_check_of_a_key_in_the_same_group_wins():
+    p = Pending(limit=100)
+    p.add_group([(("db.t", (1,)), _check(1)), (("db.t", (1,)), Check("db.t", ("id",), (1,),
+                                                                      {"v": 2}, 0.0))])
+    assert [c.expected for c in p.checks()] == [{"v": 2}]
 
 
 class _Plan:
@@ -94,7 +113,9 @@ def test_one_journal_line_and_one_hand_over_per_committed_group(tmp_path):
     intake.committed()  # the group's other transactions: nothing more staged
     assert said == ["db.u"] and len(inbox) == 1
     assert len(j.path.read_text().splitlines()) == 1
-    checks = inbox.take(settle=1.5)
+    groups = inbox.take(settle=1.5)
+    assert len(groups) == 1
+    checks = groups[0]
     assert [(c.table, c.key, c.expected) for c in checks] == [
         ("db.t", (1,), {"id": 1, "v": b"\x00"}), ("db.t", (2,), {"id": 2, "v": Decimal("1.50")}),
         ("db.t", (1,), {"id": 1, "v": at}), ("db.t", (2,), None)]
