@@ -4,7 +4,9 @@ daemon's process, so that its reads and comparisons do not take the applying thr
 interpreter lock. Reads the setup, then committed groups, from stdin; writes its status
 (when it changes), a divergence that stops replication, and its end to stdout. Ignores
 SIGINT/SIGTERM (the daemon stops it); at the end of stdin (the daemon gone, killed) it
-queues what it received, writes the journal's snapshot and ends."""
+queues what it received, writes the journal's snapshot and ends. It runs at a lower CPU
+priority than the daemon (nice +10): when the host is busy, the applying comes first and
+the checks wait (the queue samples when they wait too long)."""
 
 from __future__ import annotations
 
@@ -58,7 +60,14 @@ class Reporter:
         self.send(("done", drain))
 
 
+NICE = 10  # below the daemon: on a busy host the apply comes first, the checks wait
+
+
 def main() -> None:
+    try:
+        os.nice(NICE)
+    except OSError:  # not allowed here: the same priority as the daemon
+        pass
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     out = os.dup(1)  # the status pipe; nothing else may write there

@@ -99,7 +99,7 @@ def checks_of(seq: int, batches, due: float = 0.0, values=None) -> list[Check]:
         cols = tuple(cols)
         for image in images:
             if values is not None:  # loaded: the tagged values back to their types
-                image = {k: values(v) for k, v in image.items()}
+                image = {k: values(v) if type(v) is dict else v for k, v in image.items()}
             out.append(Check(table, cols, tuple(image[c] for c in cols),
                              None if delete else image, due, seq=seq))
     return out
