@@ -10,7 +10,8 @@ writes the same bytes into the child's pipe (1 MB when the system allows: the ap
 thread waits only when the validator is that far behind). A thread reads the child's
 status (its counts per table go to the metrics as they grow), a divergence that stops
 replication (``fatal``), and its end. The child ending otherwise (killed) stops
-replication with a message naming it; its pending checks stay in the journal."""
+replication (at the next transaction or heartbeat) with a message naming it; its pending
+checks stay in the journal."""
 
 from __future__ import annotations
 
@@ -44,6 +45,7 @@ class VerifyProcess:
         self.fatal: ReplicationStopped | None = None
         self.drain_seconds = 0.0
         self._done = threading.Event()
+        self._finished = False  # the process said it ended (done)
         self._unchecked: set[str] = set()
         self.proc = subprocess.Popen([sys.executable, "-m", "applier.verify.child"],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE)
@@ -100,6 +102,14 @@ class VerifyProcess:
                 self.fatal = ReplicationStopped(message[1], code=message[2] or DIVERGENCE)
             elif message[0] == "done":
                 self.drain_seconds = message[1]
+                self._finished = True
+        if not self._finished and self.fatal is None:  # killed: replication stops
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass
+            self.fatal = self._ended()
+            log.error("%s", self.fatal)
         self._done.set()
 
     def _counted(self, st: dict) -> None:
@@ -143,9 +153,6 @@ class VerifyProcess:
             self.proc.wait()
         self._reader.join(timeout=5)
         self.journal.close()
-        if self.fatal is None and self.proc.returncode not in (0, None) \
-                and not self._done.is_set():
-            self.fatal = self._ended()
 
 
 def _initial(seen: dict, pending: int, v) -> dict:

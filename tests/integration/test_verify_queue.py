@@ -1,13 +1,17 @@
 """[verify]'s bounded queue and its counters on real servers of both flavours, through
 the real `applier start` process: with a tiny queue_rows the validator samples while the
 queue is full (rows still checked, the rest counted as not checked, said in the log, the
-status and the metrics), and the rows verified and divergent per table continue across a
-restart (state_dir/metrics.json, as the other persistent counters)."""
+status and the metrics), the rows verified and divergent per table continue across a
+restart (state_dir/metrics.json, as the other persistent counters), and the validator
+process killed stops replication naming it, its pending checks made at the next start."""
 
 from __future__ import annotations
 
 import json
+import os
+import signal
 import time
+from pathlib import Path
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
@@ -105,3 +109,42 @@ def test_verify_counters_continue_across_a_restart(replica, tmp_path):
     got = _metrics(textfile)
     assert got[("applier_rows_verified_total", ())] == 35
     assert got[("applier_rows_divergent_total", (("table", f"{s}.t"),))] == 3
+
+
+def _validator_pid(daemon_pid: int) -> int | None:
+    """The daemon's validator process (python -m applier.verify.child), from /proc."""
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        if ppid == daemon_pid and b"applier.verify.child" in cmdline:
+            return int(entry.name)
+    return None
+
+
+def test_the_validator_process_killed_stops_replication_and_nothing_is_lost(replica, tmp_path):
+    replica.src("CREATE TABLE t (id INT PRIMARY KEY, v INT)")
+    replica.tgt("CREATE TABLE t (id INT PRIMARY KEY, v INT)")
+    config = write_config(replica, tmp_path / "applier.toml", extra=_verify(settle_ms=600000))
+    with Foreground(config) as daemon:
+        daemon.wait_running()
+        _insert_batches(replica, 0, 2, 10)
+        wait_for("the pending checks", lambda: _status(config).get("verify_pending") == 20)
+        child = wait_for("the validator process", lambda: _validator_pid(daemon.proc.pid))
+        os.kill(child, signal.SIGKILL)
+        replica.tgt("UPDATE t SET v = -1 WHERE id = 3")  # by hand: found after the restart
+        replica.src("INSERT INTO t VALUES (100, 100)")  # its hand-over finds the pipe closed
+        assert daemon.wait_exit() == ExitStatus.REPLICATION_STOPPED, daemon.stderr
+    assert f"[verify] the validator process (pid {child}) ended" in daemon.stderr, \
+        daemon.stderr[-3000:]
+    config.write_text(config.read_text().replace("settle_ms = 600000", "settle_ms = 100"))
+    done = run_cli("start", "--foreground", "--until-caught-up", "--config", str(config))
+    assert done.returncode == ExitStatus.OK, done.stderr
+    st = _status(config)  # the 20 pending when it was killed, and the row after
+    assert (st["rows_verified"], st["rows_divergent"]) == (21, 1), (st, done.stderr[-3000:])
+    assert replica.rows("SELECT COUNT(*) FROM t") == [(21,)]
