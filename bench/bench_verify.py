@@ -2,7 +2,8 @@
 (issue 35): in ONE run on the same sandbox servers, the applier catches up the same
 --txns sysbench-style transactions several times, interleaved off, full, off, full, ...
 (the target's table reset between runs). Prints per run the apply time (until caught up,
-without the final wait for the last checks: `drain`), the rows verified and divergent,
+without the final wait for the last checks: `drain`; with the start of the validator
+process, applier.verify.process), the rows verified and divergent,
 then the ratio of the mean apply rates (full / off; the issue's target is >= 0.8) and the
 load average before and after (the machine is shared).
 

@@ -47,9 +47,8 @@ from applier.ops.statusfile import StatusFile
 from applier.replstate.checkpoint import Checkpoint, Saved
 from applier.replstate.startpoint import resolve_start
 from applier.server_codes import error_code
-from applier.verify.journal import Journal
-from applier.verify.record import Recorder
-from applier.verify.validator import Validator
+from applier.verify import wiring as verify_wiring
+from applier.verify.process import VerifyProcess
 
 log = logging.getLogger(__name__)
 
@@ -86,7 +85,7 @@ class Daemon:
         self.overlap = True  # read and decode in a thread while applying (bench: off to profile)
         self._pipeline: pipe.Pipeline | None = None  # the reader thread, while it runs
         self.locks = LockWaits(config.target, self.live)  # who holds a lock we wait for
-        self.verifier: Validator | None = None  # [verify] mode sample/full, while it runs
+        self.verifier: VerifyProcess | None = None  # [verify] mode sample/full, while it runs
         self._verify_written: dict | None = None  # its counts last handed to the status file
         r = config.replication
         self._every = max(1, config.daemon.progress_every)  # transactions per progress line
@@ -373,14 +372,10 @@ class Daemon:
 
     def _start_verify(self) -> None:
         """[verify] mode sample or full: the validator thread, fed by the row writer."""
-        v = self.cfg.verify
-        if v.mode == "off":
-            return
-        recorder = Recorder(self.cfg.target, self.cfg.replication.checkpoint_table)
-        self.verifier = Validator(v, self.cfg.target, recorder, self.metrics.verified,
-                                  Journal(self.cfg.daemon.state_dir))
-        self.options = replace(self.options, observe=self.verifier.stage)
-        self.live.verify = self.verifier.status
+        self.verifier = verify_wiring.start(self.cfg, self.metrics)
+        if self.verifier is not None:
+            self.options = replace(self.options, observe=self.verifier.stage)
+            self.live.verify = self.verifier.status
 
     def _verify_stopped(self) -> None:
         """on_divergence = "stop": the validator found one; replication stops (exit 3)."""

@@ -9,8 +9,11 @@ no-op object. When on, ``prometheus_client`` serves ``/metrics`` from its own re
 Exposed: applier_up, applier_state{state}, applier_seconds_behind_source (while running),
 applier_transactions_applied_total and applier_rows_applied_total (continuing the
 checkpoint's totals), applier_transactions_skipped_total (keep_source_gtids),
-applier_lookups_total{kind}, applier_errors_total{code} (these three continue from
-``state_dir/metrics.json``), applier_source_log_pos, applier_source_log_file_number,
+applier_lookups_total{kind}, applier_errors_total{code}, and with [verify]
+applier_rows_verified_total and applier_rows_divergent_total{table} (these continue from
+``state_dir/metrics.json``, the rows verified and divergent per table also in status),
+the verification queue's gauges and counters (applier.ops.metricsverify),
+applier_source_log_pos, applier_source_log_file_number,
 applier_gtid_executed_transactions{source_uuid} (MySQL: transactions in the executed set
 per source UUID) or {domain} (MariaDB: the last sequence number per domain),
 applier_checkpoint_timestamp_seconds (the checkpoint's last commit), applier_last_error_code,
@@ -33,7 +36,7 @@ from applier.apply.rows.lookup import LOOKUP_KINDS
 from applier.core.gtidset import MariaDBGtidPos, MySQLGtidSet
 from applier.core.position import file_number
 from applier.errors import ConfigError
-from applier.ops import metricsfile
+from applier.ops import metricsfile, metricsverify
 
 log = logging.getLogger(__name__)
 
@@ -167,7 +170,8 @@ class Metrics:
         updated.set_function(time.time)
         if executed is not None:
             both(_GtidCollector(executed))
-        self._counts = {"errors": Tally(), "skipped": 0, "lookups": Tally()}
+        self._counts = {"errors": Tally(), "skipped": 0, "lookups": Tally(),
+                        "verified": Tally(), "divergent": Tally()}
         self._applied = [0, 0]  # transactions, rows counted so far
         for kind in LOOKUP_KINDS:
             self._lookups.labels(kind=kind)
@@ -189,6 +193,13 @@ class Metrics:
             if kind in LOOKUP_KINDS:
                 self._lookups.labels(kind=kind).inc(n)
                 self._counts["lookups"][kind] += n
+        for key in ("verified", "divergent"):  # [verify], per table
+            for table, n in (saved.get(key) or {}).items():
+                if isinstance(n, int) and n > 0:
+                    self._counts[key][str(table)] += n
+        self._verified.inc(sum(self._counts["verified"].values()))
+        for table, n in self._counts["divergent"].items():
+            self._divergent.labels(table=table).inc(n)
         skipped = saved.get("skipped") or 0
         self._skipped.inc(skipped)
         self._counts["skipped"] = skipped
@@ -196,7 +207,24 @@ class Metrics:
     def _counters(self) -> dict:
         c = self._counts
         return {"errors": dict(c["errors"]), "skipped": c["skipped"],
-                "lookups": dict(c["lookups"])}
+                "lookups": dict(c["lookups"]), "verified": dict(c["verified"]),
+                "divergent": dict(c["divergent"])}
+
+    def verify_counts(self) -> dict:
+        """[verify]: the rows verified and divergent per table so far, a previous
+        process's included (the validator's status continues from them); empty when
+        metrics are off (nothing is saved then)."""
+        if not self._on:
+            return {}
+        return {"verified": dict(self._counts["verified"]),
+                "divergent": dict(self._counts["divergent"])}
+
+    def follow_verify(self, status) -> None:
+        """[verify]: the validator's queue (``status()``) in the metrics."""
+        if self._on:
+            collector = metricsverify.VerifyCollector(status)
+            self.registry.register(collector)
+            self.file_registry.register(collector)
 
     @property
     def enabled(self) -> bool:
@@ -211,7 +239,9 @@ class Metrics:
         if not self._on:
             return
         self._verified.inc(rows)
+        self._counts["verified"][table] += rows
         if divergent:
+            self._counts["divergent"][table] += divergent
             self._divergent.labels(table=table).inc(divergent)
 
     def resume(self, transactions: int, rows: int) -> None:

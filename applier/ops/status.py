@@ -19,7 +19,7 @@ FIELDS = ("state", "reader_state", "applier_state", "source_host", "source_port"
           "last_error", "last_error_time", "last_error_position", "transactions_applied",
           "rows_applied", "transactions_skipped", "lookups", "pid", "checkpoint_updated_at",
           "config", "rows_verified", "rows_divergent", "verify", "verify_pending",
-          "verify_dropped")
+          "verify_dropped", "verify_sampling", "verify_sample_rate", "verify_sampled")
 
 
 def collect_status(cfg: Config) -> dict:

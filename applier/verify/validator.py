@@ -16,7 +16,6 @@ and recorded in the divergence table (applier.verify.record); with on_divergence
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import threading
 import time
@@ -27,7 +26,8 @@ from applier.connection.factory import connect
 from applier.errors import ReplicationStopped
 from applier.sql.names import qualified, quote
 from applier.verify import compare
-from applier.verify.journal import Journal
+from applier.verify.intake import Inbox
+from applier.verify.journal import Snapshots
 from applier.verify.pending import Check, Pending
 from applier.verify.record import Recorder
 
@@ -38,18 +38,20 @@ DIVERGENCE = 13000  # the code of a divergence in last_error_code (outside the s
 
 class Validator:
     def __init__(self, cfg: VerifyConfig, target: ServerConfig, recorder: Recorder,
-                 on_found=None, journal: Journal | None = None):
+                 on_found=None, journal: Snapshots | None = None, saved: dict | None = None,
+                 loaded: list[Check] | None = None, inbox: Inbox | None = None):
         self.cfg = cfg
         self.target = target
         self.recorder = recorder
         self.on_found = on_found  # (table, rows verified, rows divergent) -> None (metrics)
+        saved = saved or {}  # the counts a previous process saved (ops.metricsfile)
         rate = cfg.sample_rate if cfg.mode == "sample" else 1.0
         self.pending = Pending(cfg.queue_rows, rate)
         self.settle = cfg.settle_ms / 1000
-        self._staged: list[Check] = []
-        self._staged_lock = threading.Lock()
-        self.verified: Counter = Counter()  # per table
-        self.divergent: Counter = Counter()
+        self.inbox = inbox if inbox is not None else Inbox()  # handed over (verify.intake)
+        self._said = None  # the queue-full episode said in the log
+        self.verified: Counter = Counter(saved.get("verified") or {})  # per table
+        self.divergent: Counter = Counter(saved.get("divergent") or {})
         self.fatal: ReplicationStopped | None = None
         self._unchecked: set[str] = set()  # tables said not to be checked
         self._stop = threading.Event()
@@ -58,7 +60,7 @@ class Validator:
         self.drain_seconds = 0.0  # how long finish() waited for the queued checks
         self.journal = journal  # the pending checks on disk (kill -9 loses none)
         self._rewritten = time.monotonic()
-        self._reload()
+        self._reload(loaded or [])
         self._thread = threading.Thread(target=self._run, name="verify", daemon=True)
         self._thread.start()
         log.info("verification: %s%s, settle %d ms, on divergence %s (only mapped columns"
@@ -66,90 +68,87 @@ class Validator:
                  cfg.mode, f" ({cfg.sample_rate:g} of rows)" if cfg.mode == "sample" else "",
                  cfg.settle_ms, cfg.on_divergence)
 
-    # -- the applying thread -------------------------------------------------------------
-    def stage(self, tp, rows) -> None:
-        """A group of converted rows written (not yet committed): their expected images
-        by the key the lookup used."""
-        target = tp.target
-        name = f"{target.schema}.{target.table}"
-        images = rows.befores if rows.kind == "delete" else rows.afters
-        staged = []
-        for image in images:
-            if not image:
-                continue
-            plan = tp.lookup(frozenset(image))
-            if not plan.unique:
-                self._say_unchecked(name, "it has no primary or unique key on the target")
-                return
-            key = tuple(image[c] for c in plan.columns)
-            expected = None if rows.kind == "delete" else image
-            staged.append(Check(name, plan.columns, key, expected, 0.0))
-        with self._staged_lock:
-            self._staged.extend(staged)
+    # -- the validator thread: the queue -------------------------------------------------
+    def _queue_handed(self) -> None:
+        """The checks handed over since the last call into the bounded queue (sampled
+        when it is full, said once per episode)."""
+        groups = self.inbox.take(self.settle)
+        for group in groups:
+            self.pending.add_group([((c.table, compare.key_of(c.key)), c) for c in group])
+        if groups and self.journal is not None:
+            self.journal.lines += len(groups)
+        self._say_episodes()
 
-    def committed(self) -> None:
-        """What was staged is committed: queued for its check after settle_ms (and written
-        to the journal before this returns: a check accepted is never lost)."""
-        with self._staged_lock:
-            staged, self._staged = self._staged, []
-        due = time.monotonic() + self.settle
-        accepted = []
-        with self._journal_lock():
-            for c in staged:
-                c.due = due
-                if self.pending.add((c.table, compare.key_of(c.key)), c):
-                    accepted.append(c)
-                elif self.pending.dropped and self.pending.dropped % 10000 == 1:
-                    log.warning("verification queue full (%d pending checks, [verify]"
-                                " queue_rows): checks are dropped (%d so far) until it drains",
-                                len(self.pending), self.pending.dropped)
-            if self.journal is not None:
-                self.journal.append(accepted)
+    def _say_episodes(self) -> None:
+        p = self.pending
+        if p.episode is not None and self._said is not p.episode:
+            self._said = p.episode
+            log.warning("verification queue full (%d pending checks, [verify] queue_rows):"
+                        " sampling new checks by the room the validator frees (rows not"
+                        " checked counted in verify_dropped, %d so far) until it drains to"
+                        " %d", p.limit, p.dropped, p.low)
+        for ep in p.take_ended():
+            log.info("verification queue drained to %d pending checks: sampling ends; %d of"
+                     " %d rows applied meanwhile were checked (%.3f), the rest counted in"
+                     " verify_dropped (%d in all)", p.low, ep.kept, ep.offered, ep.rate,
+                     p.dropped)
 
-    def _journal_lock(self):
-        return self.journal.lock if self.journal is not None else contextlib.nullcontext()
+    def _take_all(self) -> list[Check]:
+        """Everything handed over queued; what is pending (for the snapshot)."""
+        self._queue_handed()
+        return self.pending.checks()
 
-    def _reload(self) -> None:
-        """The checks a previous daemon accepted and did not finish (killed, stopped):
-        queued again, due after settle_ms."""
-        if self.journal is None:
-            return
-        loaded = self.journal.load()
+    def _reload(self, loaded: list[Check]) -> None:
+        """The checks a previous daemon accepted and did not finish (killed, stopped),
+        loaded from the journal (applier.verify.journal.Journal.load): queued again, due
+        after settle_ms."""
         due = time.monotonic() + self.settle
         for c in loaded:
             c.due = due
             self.pending.keep((c.table, compare.key_of(c.key)), c)
         if loaded:
             log.info("verification: %d pending check(s) of the previous run queued again"
-                     " (%s)", len(self.pending), self.journal.path)
-        self.journal.rewrite(self.pending.checks)
+                     " (%s)", len(self.pending),
+                     self.journal.path if self.journal is not None else "journal")
 
     def _compact(self, force: bool = False) -> None:
         """(validator thread, between batches) The journal keeps only what is pending."""
         if self.journal is None or not self.journal.lines:
             return
         if force or time.monotonic() - self._rewritten > 5:
-            self.journal.rewrite(self.pending.checks)
+            self.journal.rewrite(self._take_all)
             self._rewritten = time.monotonic()
 
-    def discard(self) -> None:
-        """What was staged was rolled back (the session ended)."""
-        with self._staged_lock:
-            self._staged = []
-
     def status(self) -> dict:
+        """The counts for status (asked per applied transaction: made again only when
+        one of them changed)."""
+        p = self.pending
+        key = (self._counted, len(p), p.dropped, p.sampled, p.episode)
+        if key != self._status_key:
+            self._status, self._status_key = self._make_status(), key
+        return self._status
+
+    _counted = 0  # changes of verified / divergent
+    _status_key: tuple | None = None
+
+    def _make_status(self) -> dict:
         tables = sorted(set(self.verified) | set(self.divergent))
         return {"rows_verified": sum(self.verified.values()),
                 "rows_divergent": sum(self.divergent.values()),
                 "verify": {t: {"rows_verified": self.verified[t],
                                "rows_divergent": self.divergent[t]} for t in tables},
-                "verify_pending": len(self.pending), "verify_dropped": self.pending.dropped}
+                "verify_pending": len(self.pending), "verify_dropped": self.pending.dropped,
+                "verify_sampling": self.pending.sampling,
+                "verify_sample_rate": round(self.pending.room_rate()
+                                            * self.pending.sample_rate, 4),
+                "verify_sampled": self.pending.sampled}
 
     def finish(self, timeout: float = 60.0) -> None:
         """Check everything queued (waiting for its settle delay), then stop the thread."""
         started = time.monotonic()
         end = started + timeout
-        while (len(self.pending) or self._busy) and time.monotonic() < end \
+        while (len(self.pending) or len(self.inbox) or self._busy) \
+                and time.monotonic() < end \
                 and self._thread.is_alive() and self.fatal is None:
             self._wake.set()
             time.sleep(0.05)
@@ -162,7 +161,7 @@ class Validator:
         self._thread.join(timeout=30)
         if self.journal is not None and not self._thread.is_alive():
             # what is still pending is checked at the next start
-            self.journal.rewrite(self.pending.checks)
+            self.journal.rewrite(self._take_all)
             self.journal.close()
         if self._conn is not None:
             try:
@@ -175,11 +174,13 @@ class Validator:
 
     def _run(self) -> None:
         while not self._stop.is_set():
+            self._queue_handed()
             self._compact(force=not len(self.pending))  # no check is being read here
             batch = self.pending.due(time.monotonic(), BATCH * 4)
             if not batch:
                 nxt = self.pending.next_due()
-                wait = 0.2 if nxt is None else max(0.0, min(0.2, nxt - time.monotonic()))
+                # handed-over checks are due settle_ms after their commit: taken every 0.1 s
+                wait = 0.1 if nxt is None else max(0.0, min(0.1, nxt - time.monotonic()))
                 self._wake.wait(wait)
                 self._wake.clear()
                 continue
@@ -222,6 +223,7 @@ class Validator:
 
     def _check_rows(self, table: str, cols: tuple[str, ...], items) -> None:
         found = self._read(table, cols, [c.key for _, c in items])
+        self._queue_handed()  # a newer image committed before the read supersedes
         verified = divergent = 0
         for name, c in items:
             if self.pending.superseded(name):
@@ -240,6 +242,7 @@ class Validator:
             self._report(c, row, diff)
         self.verified[table] += verified
         self.divergent[table] += divergent
+        self._counted += 1
         if self.on_found is not None and (verified or divergent):
             self.on_found(table, verified, divergent)
 

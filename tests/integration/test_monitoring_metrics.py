@@ -52,7 +52,7 @@ def rule_expressions(text: str) -> list[str]:
 
 def expressions() -> list[str]:
     exprs = rule_expressions((MONITORING / "alerts.yml").read_text())
-    assert len(exprs) == 9 and all(exprs), exprs
+    assert len(exprs) == 11 and all(exprs), exprs
     dashboard = json.loads((MONITORING / "grafana-dashboard.json").read_text())
     exprs += [t["expr"] for p in dashboard["panels"] for t in p["targets"]]
     return exprs
@@ -118,7 +118,8 @@ def test_every_metric_monitoring_uses_is_exported(spark, replica, tmp_path):
     replica.tgt("CREATE TABLE t (id INT PRIMARY KEY)")
     config = write_config(replica, tmp_path / "applier.toml",
                           extra=f'[reconcile]\nreport_dir = "{tmp_path}/reports"\n'
-                                f'metrics_textfile = "{rec_prom}"\n')
+                                f'metrics_textfile = "{rec_prom}"\n'
+                                '[verify]\nmode = "full"\nsettle_ms = 3000\n')
     config.write_text(config.read_text().replace(
         "progress_every = 200\n",
         f'progress_every = 200\nmetrics_port = {port}\nmetrics_textfile = "{prom}"\n'))
@@ -132,6 +133,12 @@ def test_every_metric_monitoring_uses_is_exported(spark, replica, tmp_path):
             text := scrape(port)) and "applier_transactions_applied_total 0.0" not in text
             and text)
         exported(body, have)
+        # [verify]: a row deleted by hand before its check is a divergence, per table
+        replica.tgt("DELETE FROM t WHERE id = 2")
+        body = wait_for("a divergence in the metrics", lambda: (
+            text := scrape(port)) and "applier_rows_divergent_total{" in text and text)
+        exported(body, have)
+        replica.tgt("INSERT INTO t VALUES (2)")  # repaired: reconcile below finds it equal
         # an error stop: the textfile has the error's code among the counters
         replica.tgt("DELETE FROM t WHERE id = 1")
         replica.src("DELETE FROM t WHERE id = 1")

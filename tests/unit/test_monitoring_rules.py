@@ -21,7 +21,7 @@ def promtool(*args: str) -> subprocess.CompletedProcess:
 def test_rules_are_valid():
     run = promtool("check", "rules", "alerts.yml")
     assert run.returncode == 0, run.stdout + run.stderr
-    assert "SUCCESS: 9 rules found" in run.stdout, run.stdout
+    assert "SUCCESS: 11 rules found" in run.stdout, run.stdout
 
 
 def test_rule_unit_tests_pass():
@@ -48,3 +48,7 @@ def test_dashboard_is_grafana_json_with_queries():
     exprs = [t["expr"] for p in dashboard["panels"] for t in p["targets"]]
     assert exprs and all(e.strip() for e in exprs)
     assert len({p["id"] for p in dashboard["panels"]}) == len(dashboard["panels"])
+    for metric in ("applier_rows_verified_total", "applier_rows_divergent_total",
+                   "applier_verify_pending", "applier_verify_sampling",
+                   "applier_verify_sample_rate", "applier_verify_dropped_total"):
+        assert any(metric in e for e in exprs), metric  # [verify] shown

@@ -205,3 +205,30 @@ def test_checkpoint_time_at_start_is_the_rows_updated_at_in_utc(tmp_path):
         got = scrape(m)
     assert got[("applier_checkpoint_timestamp_seconds", ())] == 1767225600
     assert got[("applier_source_log_file_number", ())] == 3
+
+
+def test_verify_counters_continue_in_the_next_process_and_the_queue_is_exposed(tmp_path):
+    state = str(tmp_path / "state")
+    with Metrics(free_port(), state_dir=state) as first:
+        assert first.verify_counts() == {"verified": {}, "divergent": {}}
+        first.verified("db.a", 10, 0)
+        first.verified("db.b", 5, 2)
+    queue = {"verify_pending": 7, "verify_sampling": True, "verify_sample_rate": 0.25,
+             "verify_dropped": 40, "verify_sampled": 3}
+    with Metrics(free_port(), state_dir=state) as second:
+        # what the validator's status continues from
+        assert second.verify_counts() == {"verified": {"db.a": 10, "db.b": 5},
+                                          "divergent": {"db.b": 2}}
+        second.verified("db.b", 1, 1)
+        second.follow_verify(lambda: queue)
+        got = scrape(second)
+    assert got[("applier_rows_verified_total", ())] == 16
+    assert got[("applier_rows_divergent_total", (("table", "db.b"),))] == 3
+    assert got[("applier_verify_pending", ())] == 7
+    assert got[("applier_verify_sampling", ())] == 1
+    assert got[("applier_verify_sample_rate", ())] == 0.25
+    assert got[("applier_verify_dropped_total", ())] == 40
+    assert got[("applier_verify_sampled_total", ())] == 3
+    with Metrics(free_port(), state_dir=state) as third:
+        assert third.verify_counts()["divergent"] == {"db.b": 3}
+    assert Metrics(None, state_dir=state).verify_counts() == {}  # off: nothing kept

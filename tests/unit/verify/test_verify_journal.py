@@ -9,8 +9,8 @@ from decimal import Decimal
 
 import pytest
 
-from applier.verify import compare
-from applier.verify.journal import Journal, line, parse, tag, untag
+from applier.verify import compare, journal
+from applier.verify.journal import Journal, Snapshots, group_line, line, parse, tag, untag
 from applier.verify.pending import Check, Pending
 
 VALUES = [None, True, 7, -2**63, 1.5, "it's", b"\x00\xff", Decimal("-0.10"),
@@ -39,50 +39,58 @@ def test_a_value_without_an_encoding_is_named():
         tag(object())
 
 
-def _queue(j: Journal, p: Pending, *checks: Check) -> None:
-    with j.lock:
-        for c in checks:
-            p.add(("db.t", c.key), c)
-        j.append(list(checks))
+def _append(j: Journal, *checks: Check) -> None:
+    """A committed group of the checks (the applying thread's write)."""
+    batches = [(c.table, list(c.key_columns), c.expected is None,
+                [c.expected if c.expected is not None else dict(zip(c.key_columns, c.key,
+                                                                    strict=True))])
+               for c in checks]
+    j.append(group_line(j.next_seq(), batches).encode())
 
 
-def _keys_and_values(j: Journal) -> list:
-    return [(c.key, c.expected) for c in Journal(str(j.path.parent)).load()]
+def _keys_and_values(folder) -> list:
+    return [(c.key, c.expected) for c in Journal(str(folder)).load()]
 
 
-def test_the_journal_appends_and_a_rewrite_keeps_only_the_pending(tmp_path):
-    j = Journal(str(tmp_path / "state"))
+def test_a_load_gives_the_groups_back_and_starts_afresh(tmp_path):
+    j = Journal(str(tmp_path))
     assert j.load() == []
-    p = Pending(100)
-    _queue(j, p, Check("db.t", ("id",), (1,), {"v": 1}, 0.0),
-           Check("db.t", ("id",), (2,), {"v": 2}, 0.0))
-    assert _keys_and_values(j) == [((1,), {"v": 1}), ((2,), {"v": 2})]
-    p.due(1.0, 1)  # the first one is done
-    j.rewrite(p.checks)
-    assert _keys_and_values(j) == [((2,), {"v": 2})]
-    _queue(j, p, Check("db.t", ("id",), (3,), {"v": 3}, 0.0))
-    assert _keys_and_values(j) == [((2,), {"v": 2}), ((3,), {"v": 3})]
+    _append(j, Check("db.t", ("id",), (1,), {"id": 1, "v": 1}, 0.0),
+            Check("db.t", ("id",), (2,), None, 0.0))
     j.close()
+    assert _keys_and_values(tmp_path) == [((1,), {"id": 1, "v": 1}), ((2,), None)]
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert names == ["verify-pending.snapshot.jsonl"]  # one snapshot holds them now
+    assert _keys_and_values(tmp_path) == [((1,), {"id": 1, "v": 1}), ((2,), None)]
 
 
-def test_killed_between_setting_aside_and_the_snapshot_the_newest_image_wins(tmp_path):
-    j = Journal(str(tmp_path / "state"))
-    p = Pending(100)
-    _queue(j, p, Check("db.t", ("id",), (1,), {"v": "old"}, 0.0))
-    j.rewrite(p.checks)  # a snapshot holding key 1's old image
-    _queue(j, p, Check("db.t", ("id",), (1,), {"v": "new"}, 0.0),
-           Check("db.t", ("id",), (2,), {"v": 2}, 0.0))
-    with j.lock:  # the next rewrite is killed after the cheap part
-        j.set_aside()
-    _queue(j, p, Check("db.t", ("id",), (3,), {"v": 3}, 0.0))
-    with j.lock:  # and the one after too: .old keeps both appended files
-        j.set_aside()
-    loaded = Journal(str(tmp_path / "state")).load()
+def test_a_snapshot_covers_its_groups_and_the_segments_it_covers_go(tmp_path, monkeypatch):
+    monkeypatch.setattr(journal, "ROTATE", 2)
+    j = Journal(str(tmp_path))
+    j.load()
+    for k in range(5):  # groups 1-5: segments of 2 lines (2, 4), the 5th appended
+        _append(j, Check("db.t", ("id",), (k,), {"id": k, "v": "old"}, 0.0))
+    assert sorted(p.name for p in tmp_path.glob("*.seg.jsonl")) == [
+        journal.segment_name(2), journal.segment_name(4)]
+    # the validator has taken groups 1-3; key 2 (group 3) is still pending
+    Snapshots(str(tmp_path), lambda: 3).rewrite(
+        lambda: [Check("db.t", ("id",), (2,), {"id": 2, "v": "old"}, 0.0, seq=3)])
+    assert [p.name for p in tmp_path.glob("*.seg.jsonl")] == [journal.segment_name(4)]
+    _append(j, Check("db.t", ("id",), (2,), {"id": 2, "v": "new"}, 0.0))  # group 6
+    j.close()  # killed now: groups 4-6 after the snapshot's 3
     newest = {}
-    for c in loaded:  # as the validator queues them: the later replaces
-        newest[c.key] = c.expected
-    assert newest == {(1,): {"v": "new"}, (2,): {"v": 2}, (3,): {"v": 3}}
-    j.close()
+    for c in Journal(str(tmp_path)).load():  # as the validator queues them: later wins
+        newest[c.key] = c.expected["v"]
+    assert newest == {(2,): "new", (3,): "old", (4,): "old"}
+
+
+def test_an_earlier_versions_files_are_read(tmp_path):
+    old = [Check("db.t", ("id",), (1,), {"v": 1}, 0.0, seq=1)]
+    (tmp_path / "verify-pending.snapshot.jsonl").write_text(line(old))
+    (tmp_path / "verify-pending.jsonl.old").write_text(
+        line([Check("db.t", ("id",), (2,), {"v": 2}, 0.0, seq=2)]))
+    assert _keys_and_values(tmp_path) == [((1,), {"v": 1}), ((2,), {"v": 2})]
+    assert not (tmp_path / "verify-pending.jsonl.old").exists()
 
 
 def test_pending_keep_is_never_sampled_out():
