@@ -47,6 +47,7 @@ from applier.ops.statusfile import StatusFile
 from applier.replstate.checkpoint import Checkpoint, Saved
 from applier.replstate.startpoint import resolve_start
 from applier.server_codes import error_code
+from applier.verify.coverage import Coverage
 from applier.verify.journal import Journal
 from applier.verify.record import Recorder
 from applier.verify.validator import Validator
@@ -377,8 +378,10 @@ class Daemon:
         if v.mode == "off":
             return
         recorder = Recorder(self.cfg.target, self.cfg.replication.checkpoint_table)
+        rep = self.cfg.replication  # coverage: for `reconcile run --since-verified`
+        coverage = Coverage(self.cfg.target, rep.checkpoint_table, rep.channel, v.mode)
         self.verifier = Validator(v, self.cfg.target, recorder, self.metrics.verified,
-                                  Journal(self.cfg.daemon.state_dir))
+                                  Journal(self.cfg.daemon.state_dir), coverage)
         self.options = replace(self.options, observe=self.verifier.stage)
         self.live.verify = self.verifier.status
 

@@ -27,6 +27,7 @@ from applier.connection.factory import connect
 from applier.errors import ReplicationStopped
 from applier.sql.names import qualified, quote
 from applier.verify import compare
+from applier.verify.coverage import NoCoverage
 from applier.verify.journal import Journal
 from applier.verify.pending import Check, Pending
 from applier.verify.record import Recorder
@@ -38,7 +39,7 @@ DIVERGENCE = 13000  # the code of a divergence in last_error_code (outside the s
 
 class Validator:
     def __init__(self, cfg: VerifyConfig, target: ServerConfig, recorder: Recorder,
-                 on_found=None, journal: Journal | None = None):
+                 on_found=None, journal: Journal | None = None, coverage=None):
         self.cfg = cfg
         self.target = target
         self.recorder = recorder
@@ -57,6 +58,7 @@ class Validator:
         self._conn = None
         self.drain_seconds = 0.0  # how long finish() waited for the queued checks
         self.journal = journal  # the pending checks on disk (kill -9 loses none)
+        self.coverage = coverage or NoCoverage()  # what is not checked (verify.coverage)
         self._rewritten = time.monotonic()
         self._reload()
         self._thread = threading.Thread(target=self._run, name="verify", daemon=True)
@@ -99,7 +101,10 @@ class Validator:
                 c.due = due
                 if self.pending.add((c.table, compare.key_of(c.key)), c):
                     accepted.append(c)
-                elif self.pending.dropped and self.pending.dropped % 10000 == 1:
+                    continue
+                self.coverage.missed(c, "dropped" if len(self.pending) >= self.pending.limit
+                                     else "sampled out")  # coverage: its key is recorded
+                if self.pending.dropped and self.pending.dropped % 10000 == 1:
                     log.warning("verification queue full (%d pending checks, [verify]"
                                 " queue_rows): checks are dropped (%d so far) until it drains",
                                 len(self.pending), self.pending.dropped)
@@ -164,6 +169,8 @@ class Validator:
             # what is still pending is checked at the next start
             self.journal.rewrite(self.pending.checks)
             self.journal.close()
+        if not self._thread.is_alive():  # coverage: the session ends, pending unchecked
+            self.coverage.end(self.pending.checks())
         if self._conn is not None:
             try:
                 self._conn.close()
@@ -175,6 +182,7 @@ class Validator:
 
     def _run(self) -> None:
         while not self._stop.is_set():
+            self.coverage.tick()  # coverage: unchecked keys written every 2 s
             self._compact(force=not len(self.pending))  # no check is being read here
             batch = self.pending.due(time.monotonic(), BATCH * 4)
             if not batch:
@@ -295,6 +303,7 @@ class Validator:
         return repr(image.get(column))
 
     def _say_unchecked(self, table: str, why: str) -> None:
+        self.coverage.whole_table(table, why)  # coverage: the table counts as unchecked
         if table not in self._unchecked:
             self._unchecked.add(table)
             log.warning("verification: table '%s' is not checked: %s", table, why)

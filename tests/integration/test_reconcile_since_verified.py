@@ -1,0 +1,144 @@
+"""`reconcile run --since-verified` beside a running daemon with [verify] (real servers,
+both flavours; the daemon is the real `applier start --foreground` process, the reconcile
+the real CLI in-process): a table the validator checked entirely since the last run is
+not read at all; a table first seen gets a full compare; a row changed by hand on the
+target where the validator sampled rows out is found; a divergence the validator recorded
+still shows in the report."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from applier.errors import ExitStatus
+from reconcile.cli import main as reconcile_main
+from tests.integration.harness import wait_for
+from tests.integration.running import Foreground, run_cli, write_config
+
+pytestmark = pytest.mark.integration
+
+
+def _config(replica, tmp_path: Path, verify: str) -> Path:
+    return write_config(replica, tmp_path / "applier.toml", extra=(
+        verify + f'[reconcile]\nreport_dir = "{tmp_path}/reports"\nchunk_rows = 100\n'
+        "catch_up_timeout = 120\n"))
+
+
+def _reconcile(config: Path, *args: str) -> tuple[int, dict]:
+    result = CliRunner().invoke(reconcile_main, ["run", "--config", str(config), *args])
+    if result.exit_code not in (0, 1):
+        raise AssertionError(f"reconcile run exited {result.exit_code}: {result.output}"
+                             f" {result.exception!r}")
+    report = Path(result.stdout.strip().splitlines()[0])
+    return result.exit_code, json.loads(report.read_text())
+
+
+def _tables(report: dict) -> dict:
+    return {t["table"].split(".", 1)[1]: t for t in report["tables"]}
+
+
+def _status(config: Path) -> dict:
+    done = run_cli("status", "--config", str(config), "--json")
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def _verified(config: Path, rows: int) -> dict:
+    return wait_for(f"{rows} rows verified", lambda: (lambda st: st.get("rows_verified", 0)
+                    >= rows and st.get("verify_pending") == 0 and st)(_status(config)))
+
+
+def test_covered_table_is_not_read_a_new_table_is_compared_whole(replica, tmp_path):
+    replica.src("CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(20))")
+    replica.tgt("CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(20))")
+    config = _config(replica, tmp_path, '[verify]\nmode = "full"\nsettle_ms = 200\n')
+    with Foreground(config) as daemon:
+        daemon.wait_running()
+        replica.src("INSERT INTO t VALUES " + ", ".join(f"({i}, 'v{i}')" for i in range(1, 301)))
+        _verified(config, 300)
+        code, first = _reconcile(config)  # without the flag: as before, a full compare
+        assert code == 0 and first["since_verified"] is False, first
+        t = _tables(first)["t"]
+        assert (t["scope"], t["source_rows"], t["replica_rows"]) == ("full", 300, 300), t
+        assert t["checked_through"]["time"] and first["positions"]["replica_clock_at_start"]
+
+        replica.src("UPDATE t SET v = 'changed' WHERE id <= 50", "DELETE FROM t WHERE id > 280",
+                    "INSERT INTO t VALUES (301, 'new')")
+        replica.src("CREATE TABLE w (id INT PRIMARY KEY, v INT)")  # never compared before
+        replica.tgt("CREATE TABLE w (id INT PRIMARY KEY, v INT)")
+        replica.src("INSERT INTO w VALUES " + ", ".join(f"({i}, {i})" for i in range(1, 41)))
+        _verified(config, 300 + 50 + 20 + 1 + 40)
+        code, second = _reconcile(config, "--since-verified")
+        assert daemon.stop() == ExitStatus.OK, daemon.stderr
+    assert code == 0 and second["consistent"] and second["since_verified"], second
+    t, w = _tables(second)["t"], _tables(second)["w"]
+    # t: every applied row was checked by the validator since the first run: not read
+    assert (t["scope"], t["source_rows"], t["replica_rows"], t["chunks"]) == \
+        ("covered", 0, 0, 0), t
+    assert t["covered"]["from"] == first["tables"][0]["checked_through"]["time"], t
+    assert t["covered"]["to"] >= t["covered"]["from"] and t["scope_ranges"] == [], t
+    # w: no earlier run has a verdict for it: compared whole
+    assert (w["scope"], w["source_rows"], w["replica_rows"]) == ("full", 40, 40), w
+    assert "no earlier run" in w["scope_reason"], w
+
+
+def test_hand_change_where_the_validator_sampled_out_is_found(replica, tmp_path):
+    replica.src("CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(20))")
+    replica.tgt("CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(20))")
+    replica.src("INSERT INTO t VALUES " + ", ".join(f"({i}, 'v{i}')" for i in range(1, 1001)))
+    config = _config(replica, tmp_path, '[verify]\nmode = "sample"\nsample_rate = 0.02\n'
+                     'settle_ms = 100\n')
+    with Foreground(config) as daemon:
+        daemon.wait_running()
+        wait_for("the rows on the target",
+                 lambda: replica.rows("SELECT COUNT(*) FROM t")[0][0] == 1000)
+        code, first = _reconcile(config)  # the starting point
+        assert code == 0 and _tables(first)["t"]["scope"] == "full", first
+        # 100 rows changed in 2000..2099 (far from the others): nearly all sampled out
+        replica.src("INSERT INTO t VALUES " + ", ".join(f"({i}, 'n{i}')"
+                                                        for i in range(2000, 2100)))
+        wait_for("the new rows on the target",
+                 lambda: replica.rows("SELECT COUNT(*) FROM t")[0][0] == 1100)
+        since = first["positions"]["replica_clock_at_start"]
+        found = wait_for("the unchecked keys recorded", lambda: replica.rows(
+            f"SELECT unchecked FROM verify_unchecked WHERE table_name = '{replica.schema}.t'"
+            f" AND recorded_at > '{since}'"))
+        ranges = [r for row in found for r in json.loads(row[0])["ranges"]]
+        assert ranges and all(2000 <= lo <= hi <= 2099 for lo, hi in ranges), ranges
+        hand = ranges[0][0]  # a key the validator did not check (or not after the change)
+        replica.tgt(f"UPDATE t SET v = 'by hand' WHERE id = {hand}")
+        code, second = _reconcile(config, "--since-verified")
+        assert daemon.stop() == ExitStatus.OK, daemon.stderr
+    t = _tables(second)["t"]
+    assert code == 1 and t["scope"] == "ranges" and t["mismatched"] == 1, t
+    assert t["samples"]["mismatched"][0]["key"] == {"id": hand}, t["samples"]
+    assert "sampled out" in t["scope_reason"], t
+    # only the ranges were read: the 1000 rows compared by the first run were not
+    assert 1 <= t["source_rows"] <= 100 and t["source_rows"] == t["replica_rows"], t
+    assert all(2000 <= lo <= hi <= 2099 for lo, hi in t["scope_ranges"]), t
+
+
+def test_a_divergence_recorded_by_the_validator_still_shows(replica, tmp_path):
+    replica.src("CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(20), n INT)")
+    replica.tgt("CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(20), n INT)")
+    config = _config(replica, tmp_path, '[verify]\nmode = "full"\nsettle_ms = 200\n')
+    with Foreground(config) as daemon:
+        daemon.wait_running()
+        replica.src("INSERT INTO t VALUES " + ", ".join(f"({i}, 'v{i}', 0)"
+                                                        for i in range(1, 101)))
+        _verified(config, 100)
+        code, first = _reconcile(config)
+        assert code == 0, first
+        # a hand change the validator sees: the next applied image of the row differs
+        replica.tgt("UPDATE t SET v = 'by hand' WHERE id = 7")
+        replica.src("UPDATE t SET n = 1 WHERE id = 7")
+        wait_for("the divergence", lambda: _status(config).get("rows_divergent") == 1)
+        code, second = _reconcile(config, "--since-verified")
+        assert daemon.stop() == ExitStatus.OK, daemon.stderr
+    t = _tables(second)["t"]
+    assert code == 1 and t["scope"] == "ranges" and t["verify_divergences"] == 1, t
+    assert t["scope_ranges"] == [[7, 7]] and t["source_rows"] == 1, t
+    assert t["samples"]["mismatched"][0]["key"] == {"id": 7}, t["samples"]
