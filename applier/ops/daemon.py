@@ -380,6 +380,7 @@ class Daemon:
         recorder = Recorder(self.cfg.target, self.cfg.replication.checkpoint_table)
         rep = self.cfg.replication  # coverage: for `reconcile run --since-verified`
         coverage = Coverage(self.cfg.target, rep.checkpoint_table, rep.channel, v.mode)
+        coverage.tick()  # its session begins at the checkpoint before any row is applied
         self.verifier = Validator(v, self.cfg.target, recorder, self.metrics.verified,
                                   Journal(self.cfg.daemon.state_dir), coverage)
         self.options = replace(self.options, observe=self.verifier.stage)
