@@ -41,12 +41,16 @@ def previous_points(base: Path, this_run: Path) -> dict[str, Point | str]:
                          reverse=True)[:REPORTS_READ]
     except OSError:
         return {}
-    out: dict[str, Point | str] = {}
+    reports = []
     for folder in folders:
         try:
             data = json.loads((folder / "report.json").read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue  # a run that wrote no report
+        reports.append((str(data.get("started_at", "")), folder, data))
+    # newest first by the run's start (folder names share a second's stamp)
+    out: dict[str, Point | str] = {}
+    for _, folder, data in sorted(reports, key=lambda r: (r[0], r[1].name), reverse=True):
         for t in data.get("tables", []):
             name = t.get("table")
             if not name or name in out or t.get("error"):

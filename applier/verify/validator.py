@@ -275,6 +275,7 @@ class Validator:
             json_cols = frozenset(d[0] for d in cur.description if d[1] == 245)
             if json_cols:
                 self._json = {**self._json, table: json_cols}
+                self.coverage.whole_table(table, "its JSON columns are not compared")
             rows = [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
         return {compare.key_of(r[c] for c in cols): r for r in rows}
 

@@ -148,3 +148,34 @@ def test_a_divergence_recorded_by_the_validator_still_shows(replica, tmp_path):
     assert code == 1 and t["scope"] == "ranges" and t["verify_divergences"] == 1, t
     assert t["scope_ranges"] == [[107, 107]] and t["source_rows"] == 1, t
     assert t["samples"]["mismatched"][0]["key"] == {"id": 107}, t["samples"]
+
+
+def _caught_up(config: Path) -> None:
+    done = run_cli("start", "--foreground", "--until-caught-up", "--config", str(config))
+    assert done.returncode == ExitStatus.OK, done.stderr
+
+
+def test_a_restart_keeps_coverage_and_verification_off_compares_whole(replica, tmp_path):
+    replica.src("CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(20))")
+    replica.tgt("CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(20))")
+    replica.src("INSERT INTO t VALUES " + ", ".join(f"({i}, 'v{i}')" for i in range(1, 51)))
+    config = _config(replica, tmp_path, '[verify]\nmode = "full"\nsettle_ms = 50\n')
+    _caught_up(config)  # a validator session that ends cleanly
+    code, first = _reconcile(config)
+    assert code == 0 and _tables(first)["t"]["scope"] == "full", first
+    replica.src("UPDATE t SET v = 'again' WHERE id = 3")
+    _caught_up(config)  # a second session, starting at the checkpoint the first ended at
+    code, second = _reconcile(config, "--since-verified")
+    t = _tables(second)["t"]
+    assert code == 0 and (t["scope"], t["source_rows"]) == ("covered", 0), t
+    # rows applied with [verify] off: a gap; the whole table, and the hand change found
+    off = write_config(replica, tmp_path / "off.toml", extra=(
+        f'[reconcile]\nreport_dir = "{tmp_path}/reports"\n'))
+    replica.src("INSERT INTO t VALUES (60, 'unchecked')")
+    _caught_up(off)
+    replica.tgt("UPDATE t SET v = 'by hand' WHERE id = 60")
+    code, third = _reconcile(config, "--since-verified")
+    t = _tables(third)["t"]
+    assert code == 1 and t["scope"] == "full" and t["mismatched"] == 1, t
+    assert "rows were applied after the validator stopped" in t["scope_reason"], t
+    assert (t["source_rows"], t["replica_rows"]) == (51, 51), t

@@ -144,16 +144,20 @@ def test_a_different_lookup_key_compares_the_whole_table():
 
 
 def test_previous_points_take_the_newest_run_with_a_verdict(tmp_path):
-    def run(name, tables):
+    def run(name, tables, started):
         (tmp_path / name).mkdir()
-        (tmp_path / name / "report.json").write_text(json.dumps({"tables": tables}))
+        (tmp_path / name / "report.json").write_text(json.dumps({"tables": tables,
+                                                                 "started_at": started}))
 
     point = {"time": "2026-01-01 12:00:05.000001", "checkpoint": "m1"}
-    run("20260101T000000Z-a", [{"table": "db.a", "consistent": True, "checked_through": point},
+    # the same second's stamp: the run's start decides which is newer
+    run("20260101T000000Z-z", [{"table": "db.a", "consistent": True, "checked_through": point},
                                {"table": "db.b", "consistent": True, "checked_through": point},
-                               {"table": "db.c", "consistent": True}])
-    run("20260102T000000Z-b", [{"table": "db.a", "consistent": False, "error": "boom"},
-                               {"table": "db.b", "consistent": False, "checked_through": point}])
+                               {"table": "db.c", "consistent": True}],
+        "2026-01-01T00:00:00.100000Z")
+    run("20260101T000000Z-a", [{"table": "db.a", "consistent": False, "error": "boom"},
+                               {"table": "db.b", "consistent": False, "checked_through": point}],
+        "2026-01-01T00:00:00.900000Z")
     (tmp_path / "20260103T000000Z-c").mkdir()  # this run: no report yet
     got = previous_points(tmp_path, tmp_path / "20260103T000000Z-c")
     assert got["db.a"] == Point(datetime(2026, 1, 1, 12, 0, 5, 1), "m1")  # error skipped
