@@ -12,6 +12,8 @@ import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pymysql
+
 from applier.config import Config
 from applier.sql.names import qualified
 from applier.verify.coverage import SESSIONS, UNCHECKED, checkpoint_mark
@@ -29,7 +31,11 @@ def start_point(tgt, checkpoint_table: str, channel: str) -> Point:
     with tgt.cursor() as cur:
         cur.execute("SELECT UTC_TIMESTAMP(6)")
         now = cur.fetchone()[0]
-        mark = checkpoint_mark(cur, checkpoint_table, channel)
+        try:
+            mark = checkpoint_mark(cur, checkpoint_table, channel)
+        except pymysql.MySQLError as exc:  # never equal to any mark: no coverage claimed
+            log.warning("cannot read the checkpoint %s: %s", checkpoint_table, exc)
+            mark = f"unreadable at {now}"
     return Point(now, mark)
 
 

@@ -25,6 +25,7 @@ move past it)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import threading
@@ -46,18 +47,28 @@ BUFFERED = 20000  # keys held in memory per table before they are folded
 
 
 def checkpoint_mark(cur, checkpoint_table: str, channel: str) -> str | None:
-    """The checkpoint row of ``channel`` as one comparable text (position and transaction
-    counter): it changes with every applied or skipped transaction. None: no row."""
+    """The checkpoint row of ``channel`` as one comparable text (its position and a digest
+    of the whole row: counters, GTID set, time): it changes with every applied or skipped
+    transaction. A table of an older shape, without channels: all its rows. None: no row
+    (or no table)."""
     schema, table = checkpoint_table.split(".", 1)
     cur.execute("SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = %s"
                 " AND TABLE_NAME = %s", (schema, table))
     if not cur.fetchone()[0]:
         return None
-    cur.execute(f"SELECT source_log_file, source_log_pos, transactions_applied,"
-                f" COALESCE(gtid_executed, '') FROM {qualified(schema, table)}"
-                f" WHERE channel = %s", (channel,))
-    row = cur.fetchone()
-    return None if row is None else f"{row[0]}:{row[1]}#{row[2]}/{row[3]}"
+    cur.execute(f"SELECT * FROM {qualified(schema, table)}")
+    names = [d[0].lower() for d in cur.description]
+    rows = [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
+    if "channel" in names:
+        rows = [r for r in rows if r["channel"] == channel]
+    if not rows:
+        return None
+    text = json.dumps(sorted(json.dumps(r, default=str, sort_keys=True) for r in rows))
+    digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+    first = rows[0]
+    where = f"{first.get('source_log_file')}:{first.get('source_log_pos')} " \
+        if len(rows) == 1 and "source_log_file" in first else ""
+    return f"{where}#{digest}"
 
 
 def ddl(schema: str) -> list[str]:
