@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from applier.errors import ExitStatus
 from reconcile.cli import main as reconcile_main
 from tests.integration.harness import wait_for
-from tests.integration.running import Foreground, run_cli, write_config
+from tests.integration.running import Foreground, kill_9_when, run_cli, write_config
 
 pytestmark = pytest.mark.integration
 
@@ -180,3 +180,24 @@ def test_a_restart_keeps_coverage_and_verification_off_compares_whole(replica, t
     assert "the validator has not run since" in t["scope_reason"], t
     assert "and rows were applied" in t["scope_reason"], t
     assert (t["source_rows"], t["replica_rows"]) == (51, 51), t
+
+
+def test_a_killed_daemon_means_a_full_compare_then_coverage_resumes(replica, tmp_path):
+    replica.src("CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(20))")
+    replica.tgt("CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(20))")
+    replica.src("INSERT INTO t VALUES " + ", ".join(f"({i}, 'v{i}')" for i in range(1, 31)))
+    config = _config(replica, tmp_path, '[verify]\nmode = "full"\nsettle_ms = 100\n')
+    _caught_up(config)
+    code, first = _reconcile(config)
+    assert code == 0, first
+    replica.src("INSERT INTO t VALUES (40, 'x')")
+    kill_9_when(config, lambda: replica.rows("SELECT COUNT(*) FROM t WHERE id = 40")[0][0])
+    _caught_up(config)  # the next start checks what the killed one had pending
+    code, second = _reconcile(config, "--since-verified")
+    t = _tables(second)["t"]
+    assert code == 0 and t["scope"] == "full" and "(killed?)" in t["scope_reason"], t
+    assert (t["source_rows"], t["replica_rows"]) == (31, 31), t
+    # that full compare is the new starting point: nothing applied since, covered
+    code, third = _reconcile(config, "--since-verified")
+    t = _tables(third)["t"]
+    assert code == 0 and (t["scope"], t["source_rows"]) == ("covered", 0), t
