@@ -108,7 +108,14 @@ def scopes(tgt, config: Config, base: Path, this_run: Path,
     """Each chosen table's scope (keyed by the source's db.table)."""
     rep = config.replication
     points = previous_points(base, this_run)
-    records = read_records(tgt, rep.checkpoint_table, rep.channel)
+    try:
+        records = read_records(tgt, rep.checkpoint_table, rep.channel)
+    except pymysql.MySQLError as exc:
+        schema = rep.checkpoint_table.split(".", 1)[0]
+        raise RuntimeError(f"--since-verified: cannot read the validator's records in"
+                           f" `{schema}` on the target ({exc}): grant the reconcile user"
+                           f" SELECT on `{schema}`.*, or run without --since-verified"
+                           ) from None
     out = {}
     for schema, table in chosen:
         name = f"{schema}.{table}"
