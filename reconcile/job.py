@@ -109,17 +109,18 @@ class Prepared:
 
 def prepare_table(ctx: Context, schema: str, table: str) -> Prepared | report.TableReport:
     start = time.monotonic()
-    name = f"{schema}.{table}"
-    scope = ctx.scopes.get(name) or Scope(FULL, through=ctx.start)
-    if scope.kind == COVERED:  # --since-verified: the validator checked it; not read
-        return report.TableReport(table=name, source_rows=0, replica_rows=0, **scope.fields())
     sdef = read_table(ctx.src, schema, table)
     names = ctx.config.names  # the replica's table and columns (rewrite_db, [[tables]])
     tdef = read_table(ctx.tgt, *names.target_of(schema, table))
+    name = f"{schema}.{table}"
     if sdef is None:
         raise ReconcileError(f"table {name} does not exist on the source")
     if tdef is None:
         return report.TableReport(table=name, error="table missing on the replica")
+    scope = (ctx.scopes.get(name) or Scope(FULL, through=ctx.start)).with_definition(
+        sinceverified.definition_of(sdef, tdef), ctx.start)
+    if scope.kind == COVERED:  # --since-verified: the validator checked it; not read
+        return report.TableReport(table=name, source_rows=0, replica_rows=0, **scope.fields())
     plan = build_plan(sdef, tdef, ctx.mode, by=ctx.config.replication.column_mapping,
                       hash_name=ctx.hash_name, names=names.table(schema, table))
     got = sinceverified.predicates(scope, plan) if scope.kind == RANGES else None

@@ -12,15 +12,18 @@ is where the newest earlier run with a verdict for it left it (report.json's
   nobody marked repaired, are compared ("ranges"), through the same digest, narrowing and
   re-check machinery as the chunks of a full run;
 - nothing of either: not read at all ("covered"), the interval named in the report.
+A table whose definition (source or replica: columns, types, keys) differs from the one
+the starting point recorded is compared whole: DDL is not checked by the validator.
 What a run compared (or found covered) is its ``checked_through`` point: the next run
 starts there."""
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
-from applier.core.types import INTEGER
+from applier.core.types import INTEGER, TableDef
 from applier.verify.keyranges import ALL, INT, Unchecked, fold, merge
 from reconcile import chunking
 from reconcile.plan import SOURCE, TARGET, ComparePlan
@@ -37,13 +40,20 @@ class Point:
 
     time: datetime
     mark: str | None
+    definition: str | None = None  # definition_of the table then (a report's point only)
 
     def to_dict(self) -> dict:
         return {"time": self.time.isoformat(sep=" "), "checkpoint": self.mark}
 
     @staticmethod
     def from_dict(d: dict) -> Point:
-        return Point(datetime.fromisoformat(d["time"]), d.get("checkpoint"))
+        return Point(datetime.fromisoformat(d["time"]), d.get("checkpoint"),
+                     d.get("definition"))
+
+
+def definition_of(source: TableDef, replica: TableDef) -> str:
+    """A digest of both sides' definitions (columns, types, keys)."""
+    return hashlib.sha256(repr((source, replica)).encode()).hexdigest()[:16]
 
 
 @dataclass(frozen=True)
@@ -103,9 +113,20 @@ class Scope:
     since: Point | None = None
     through: Point | None = None  # what this run counts as checked (the next run's start)
     divergences: int = 0  # recorded by the validator, not marked repaired
+    definition: str | None = None  # definition_of the table in this run
 
     def widened(self, why: str, start: Point) -> Scope:
         return replace(self, kind=FULL, reason=why, unchecked={}, through=start)
+
+    def with_definition(self, definition: str, start: Point) -> Scope:
+        """This scope for a table defined as ``definition`` now: the whole table when it
+        is not the definition at the starting point (a schema change since)."""
+        if self.kind != FULL and self.since is not None \
+                and self.since.definition != definition:
+            return replace(self.widened("the table's definition is not the one the last"
+                                        " run compared (a schema change since)", start),
+                           definition=definition)
+        return replace(self, definition=definition)
 
     def fields(self, ranges: list | None = None) -> dict:
         """The table's report fields (reconcile.report.TableReport)."""
@@ -113,7 +134,8 @@ class Scope:
             else {"from": self.since.to_dict()["time"], "to": self.through.to_dict()["time"]}
         return {"scope": self.kind, "scope_reason": self.reason,
                 "scope_ranges": ranges or [], "covered": covered,
-                "checked_through": self.through.to_dict() if self.through else {},
+                "checked_through": {**self.through.to_dict(), "definition": self.definition}
+                if self.through else {},
                 "verify_divergences": self.divergences}
 
 

@@ -182,7 +182,7 @@ def test_a_restart_keeps_coverage_and_verification_off_compares_whole(replica, t
     assert (t["source_rows"], t["replica_rows"]) == (51, 51), t
 
 
-def test_a_killed_daemon_means_a_full_compare_then_coverage_resumes(replica, tmp_path):
+def test_a_killed_daemon_or_a_schema_change_means_a_full_compare(replica, tmp_path):
     replica.src("CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(20))")
     replica.tgt("CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(20))")
     replica.src("INSERT INTO t VALUES " + ", ".join(f"({i}, 'v{i}')" for i in range(1, 31)))
@@ -201,3 +201,8 @@ def test_a_killed_daemon_means_a_full_compare_then_coverage_resumes(replica, tmp
     code, third = _reconcile(config, "--since-verified")
     t = _tables(third)["t"]
     assert code == 0 and (t["scope"], t["source_rows"]) == ("covered", 0), t
+    # a schema change on the replica (no row applied): compared whole
+    replica.tgt("ALTER TABLE t MODIFY v VARCHAR(30)")
+    code, fourth = _reconcile(config, "--since-verified")
+    t = _tables(fourth)["t"]
+    assert code == 0 and t["scope"] == "full" and "schema change" in t["scope_reason"], t

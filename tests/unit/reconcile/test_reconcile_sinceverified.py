@@ -20,6 +20,7 @@ from reconcile.sinceverified import (
     Session,
     chain,
     decide,
+    definition_of,
     predicates,
 )
 
@@ -163,3 +164,22 @@ def test_previous_points_take_the_newest_run_with_a_verdict(tmp_path):
     assert got["db.a"] == Point(datetime(2026, 1, 1, 12, 0, 5, 1), "m1")  # error skipped
     assert "found divergence" in got["db.b"]
     assert "older version" in got["db.c"]
+
+
+def test_a_changed_definition_widens_to_full_and_is_recorded():
+    since = Point(at(100), "m3", definition="aaaa")
+    covered = decide(since, RUNNING, START, START, [], [])
+    same = covered.with_definition("aaaa", START)
+    assert same.kind == COVERED and same.fields()["checked_through"]["definition"] == "aaaa"
+    changed = covered.with_definition("bbbb", START)
+    assert changed.kind == FULL and "schema change" in changed.reason
+    assert changed.through == START and changed.fields()["checked_through"]["definition"] == \
+        "bbbb"
+    first = decide("no earlier run", RUNNING, START, START, [], []).with_definition("cc", START)
+    assert first.kind == FULL and first.reason == "no earlier run"  # already whole
+
+
+def test_the_definition_digest_follows_types_and_keys():
+    a = _table(SqlType("int"))
+    assert definition_of(a, a) == definition_of(_table(SqlType("int")), _table(SqlType("int")))
+    assert definition_of(a, a) != definition_of(a, _table(SqlType("bigint")))
