@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from applier.core.types import INTEGER, TableDef
+from applier.verify.coverage import RETENTION_DAYS
 from applier.verify.keyranges import ALL, INT, Unchecked, fold, merge
 from reconcile import chunking
 from reconcile.plan import SOURCE, TARGET, ComparePlan
@@ -148,6 +149,10 @@ def decide(since: Point | str, sessions: list[Session], now: Point, start: Point
     validator and not marked repaired."""
     if isinstance(since, str):
         return Scope(FULL, since, through=start, divergences=len(divergences))
+    if (now.time - since.time).days >= RETENTION_DAYS:
+        return Scope(FULL, f"the last run is older than the validator's records (kept"
+                     f" {RETENTION_DAYS} days)", since=since, through=start,
+                     divergences=len(divergences))
     through, why = chain(sessions, since, now)
     if through is None:
         return Scope(FULL, why, since=since, through=start, divergences=len(divergences))

@@ -11,12 +11,17 @@
   verify_unchecked  per table and lookup key, the keys of applied rows the validator did
                     NOT check (sampled out, dropped when its queue was full, still pending
                     when it stopped) or a whole table it cannot check (no unique key on the
-                    target), bounded (applier.verify.keyranges), with when it was recorded
-                    (``recorded_at``). Compacted to one row per table and key beyond
-                    COMPACT_ROWS rows.
+                    target), bounded (applier.verify.keyranges), with when it was last
+                    recorded (``recorded_at``): one row per table, key and minute of the
+                    target's clock (a flush joins its keys to the row of its minute);
+                    rows older than an hour are rolled up into one per hour, rows older
+                    than RETENTION_DAYS deleted (a reconcile starting before that compares
+                    whole tables). A reconcile compares the rows recorded after its
+                    starting point: with them, at most the rest of that minute (or hour,
+                    for a starting point over an hour old) of keys compared again.
 
 Every applied row is either checked by the validator or has its key here: between two
-sessions, equal marks (the checkpoint's position and transaction counter) prove that
+sessions, equal marks (a digest of the checkpoint row) prove that
 nothing was applied while no validator ran (a daemon with [verify] mode "off", `applier
 skip`, a kill). Times are the target's clock (UTC_TIMESTAMP(6)), the one clock the
 reconcile job compares them with. Failures to write are logged and retried at the next
@@ -31,6 +36,7 @@ import logging
 import threading
 import time
 from collections import defaultdict
+from datetime import UTC, timedelta
 
 from applier.config.model import ServerConfig
 from applier.connection.factory import connect
@@ -42,7 +48,9 @@ log = logging.getLogger(__name__)
 SESSIONS = "verify_sessions"
 UNCHECKED = "verify_unchecked"
 FLUSH_SECONDS = 2.0  # how often the unchecked keys are written and alive_at moves
-COMPACT_ROWS = 16  # rows per table and key in verify_unchecked before they are joined
+MINUTE, HOUR = 60, 3600  # verify_unchecked rows span a minute, rolled up by the hour
+RETENTION_DAYS = 7  # verify_unchecked rows and ended sessions older are deleted
+PRUNE_SECONDS = 600  # how often rows are rolled up and old ones deleted
 BUFFERED = 20000  # keys held in memory per table before they are folded
 
 
@@ -80,8 +88,9 @@ def ddl(schema: str) -> list[str]:
             f"CREATE TABLE IF NOT EXISTS {qualified(schema, UNCHECKED)} ("
             "id BIGINT AUTO_INCREMENT PRIMARY KEY, channel VARCHAR(64) NOT NULL,"
             " session_id BIGINT NOT NULL, table_name VARCHAR(200) NOT NULL,"
-            " key_columns TEXT NOT NULL, unchecked LONGTEXT NOT NULL,"
-            " recorded_at DATETIME(6) NOT NULL, KEY (channel, table_name, recorded_at))"]
+            " key_columns TEXT NOT NULL, span INT NOT NULL, bucket BIGINT NOT NULL,"
+            " unchecked LONGTEXT NOT NULL, recorded_at DATETIME(6) NOT NULL,"
+            " KEY (channel, table_name, span, bucket), KEY (channel, span, recorded_at))"]
 
 
 class NoCoverage:
@@ -108,6 +117,7 @@ class Coverage(NoCoverage):
         self._session: int | None = None
         self._conn = None
         self._last = 0.0
+        self._pruned = 0.0
         self._ended = False
         self._warned = False
 
@@ -192,13 +202,9 @@ class Coverage(NoCoverage):
             rows = [(n, u) for n, u in folded.items()] + \
                 [((t, ()), keyranges.whole(why)) for t, why in whole.items()]
             for (table, cols), u in rows:
-                cur.execute(f"INSERT INTO {unchecked} (channel, session_id, table_name,"
-                            f" key_columns, unchecked, recorded_at) VALUES"
-                            f" (%s, %s, %s, %s, %s, %s)",
-                            (self.channel, session, table, _cols(cols), u.to_json(), now))
-            done = {(t, c) for (t, c), _ in rows}
-            for table, cols in done:
-                self._compact(cur, unchecked, table, _cols(cols))
+                self._record(cur, unchecked, session, table, _cols(cols), u, now, MINUTE)
+            if time.monotonic() - self._pruned > PRUNE_SECONDS:
+                self._prune(cur, sessions, unchecked, now)
             end_sql = ", ended_at = %s, end_mark = %s" if end else ""
             cur.execute(f"UPDATE {sessions} SET alive_at = %s, alive_mark = %s{end_sql}"
                         f" WHERE id = %s", (now, mark, *((now, mark) if end else ()),
@@ -206,24 +212,49 @@ class Coverage(NoCoverage):
         conn.commit()
         self._session = session
 
-    def _compact(self, cur, unchecked: str, table: str, cols: str) -> None:
-        """More than COMPACT_ROWS rows of a table and key: joined into one (recorded_at:
-        the newest, so a reconcile that had not seen one of them compares them all)."""
-        cur.execute(f"SELECT id, unchecked, recorded_at, session_id FROM {unchecked} WHERE"
-                    f" channel = %s AND table_name = %s AND key_columns = %s ORDER BY id"
-                    f" FOR UPDATE", (self.channel, table, cols))
-        found = cur.fetchall()
-        if len(found) <= COMPACT_ROWS:
+    def _record(self, cur, unchecked: str, session: int, table: str, cols: str,
+                u: keyranges.Unchecked, at, span: int) -> None:
+        """Join ``u`` to the row of its table, key and ``span`` bucket of ``at``
+        (recorded_at: the later of the two: a reconcile that read the row before compares
+        all of it again)."""
+        bucket = _epoch(at) // span
+        cur.execute(f"SELECT id, unchecked, recorded_at FROM {unchecked} WHERE channel = %s"
+                    f" AND table_name = %s AND key_columns = %s AND span = %s AND bucket = %s"
+                    f" FOR UPDATE", (self.channel, table, cols, span, bucket))
+        found = cur.fetchone()
+        if found is None:
+            cur.execute(f"INSERT INTO {unchecked} (channel, session_id, table_name,"
+                        f" key_columns, span, bucket, unchecked, recorded_at) VALUES"
+                        f" (%s, %s, %s, %s, %s, %s, %s, %s)",
+                        (self.channel, session, table, cols, span, bucket, u.to_json(), at))
             return
-        joined = keyranges.Unchecked.from_json(found[0][1])
-        for r in found[1:]:
-            joined = keyranges.merge(joined, keyranges.Unchecked.from_json(r[1]))
-        cur.execute(f"DELETE FROM {unchecked} WHERE id IN ({', '.join(['%s'] * len(found))})",
-                    [r[0] for r in found])
-        cur.execute(f"INSERT INTO {unchecked} (channel, session_id, table_name, key_columns,"
-                    f" unchecked, recorded_at) VALUES (%s, %s, %s, %s, %s, %s)",
-                    (self.channel, found[-1][3], table, cols, joined.to_json(),
-                     max(r[2] for r in found)))
+        joined = keyranges.merge(keyranges.Unchecked.from_json(found[1]), u)
+        cur.execute(f"UPDATE {unchecked} SET unchecked = %s, recorded_at = %s,"
+                    f" session_id = %s WHERE id = %s",
+                    (joined.to_json(), max(at, found[2]), session, found[0]))
+
+    def _prune(self, cur, sessions: str, unchecked: str, now) -> None:
+        """Minute rows over an hour old rolled up into hour rows; rows and ended sessions
+        older than RETENTION_DAYS deleted."""
+        self._pruned = time.monotonic()
+        old = now - timedelta(days=RETENTION_DAYS)
+        cur.execute(f"DELETE FROM {unchecked} WHERE recorded_at < %s", (old,))
+        cur.execute(f"DELETE FROM {sessions} WHERE channel = %s AND ended_at < %s",
+                    (self.channel, old))
+        cur.execute(f"SELECT id, session_id, table_name, key_columns, unchecked, recorded_at"
+                    f" FROM {unchecked} WHERE channel = %s AND span = %s AND recorded_at < %s"
+                    f" FOR UPDATE", (self.channel, MINUTE, now - timedelta(seconds=HOUR)))
+        groups: dict[tuple, list] = defaultdict(list)
+        for rid, session, table, cols, text, at in cur.fetchall():
+            groups[(table, cols, _epoch(at) // HOUR)].append((rid, session, text, at))
+        for (table, cols, _), rows in groups.items():
+            joined = keyranges.Unchecked.from_json(rows[0][2])
+            for r in rows[1:]:
+                joined = keyranges.merge(joined, keyranges.Unchecked.from_json(r[2]))
+            cur.execute(f"DELETE FROM {unchecked} WHERE id IN ({', '.join(['%s'] * len(rows))})",
+                        [r[0] for r in rows])
+            self._record(cur, unchecked, rows[-1][1], table, cols, joined,
+                         max(r[3] for r in rows), HOUR)
 
     def _connection(self):
         if self._conn is None:
@@ -245,6 +276,11 @@ class Coverage(NoCoverage):
 
     def close(self) -> None:
         self._close()
+
+
+def _epoch(at) -> int:
+    """Seconds since 1970 of a naive UTC datetime (as the target's DATETIME(6) reads)."""
+    return int(at.replace(tzinfo=UTC).timestamp())
 
 
 def _cols(cols: tuple) -> str:

@@ -183,3 +183,9 @@ def test_the_definition_digest_follows_types_and_keys():
     a = _table(SqlType("int"))
     assert definition_of(a, a) == definition_of(_table(SqlType("int")), _table(SqlType("int")))
     assert definition_of(a, a) != definition_of(a, _table(SqlType("bigint")))
+
+
+def test_a_starting_point_older_than_the_records_kept_compares_whole():
+    old = Point(START.time - timedelta(days=7, seconds=1), "m3")
+    got = decide(old, [live(1, -10**6, "m0", 998)], START, START, [], [])
+    assert got.kind == FULL and "kept 7 days" in got.reason
