@@ -145,8 +145,7 @@ def finish_table(ctx: Context, p: Prepared, sd: dict, td: dict,
     plan, bounds, sp, tp = p.plan, p.bounds, p.sp, p.tp
     bad = differing_chunks(sd, td, len(sp))
     log.info("%s: %d chunk(s), %d differ (%s)", plan.name, len(sp), len(bad), _method(plan))
-    ranges = p.ranges if p.ranges is not None else chunking.ranges_from(bounds)
-    sp, tp, small = _narrowed(ctx, plan, ranges, bad, sp, tp)
+    sp, tp, small = _narrowed(ctx, plan, p.ranges, bounds, bad, sp, tp)
     diffs, cut = [], False
     if small and not sp:  # differing chunks whose differences were gone by the bisection
         log.info("%s: no differing key range left after the bisection (lag that caught up)",
@@ -174,8 +173,8 @@ def finish_table(ctx: Context, p: Prepared, sd: dict, td: dict,
     return tr, repair.repair_lines(plan, confirmed)
 
 
-def _narrowed(ctx: Context, plan: ComparePlan, chunks, bad: list[int], sp: list[str],
-              tp: list[str]) -> tuple[list[str], list[str], bool]:
+def _narrowed(ctx: Context, plan: ComparePlan, ranges, bounds, bad: list[int],
+              sp: list[str], tp: list[str]) -> tuple[list[str], list[str], bool]:
     """Predicates of the rows to fetch: the differing chunks, narrowed by bisection when
     the key is a single integer column; True when they are few enough for the driver."""
     whole = [sp[i] for i in bad], [tp[i] for i in bad], False
@@ -187,7 +186,8 @@ def _narrowed(ctx: Context, plan: ComparePlan, chunks, bad: list[int], sp: list[
     if not ext:
         return whole
     lo, hi = min(e[0] for e in ext), max(e[1] for e in ext) + 1
-    ranges = [chunks[i] for i in bad]  # chunks: integer key ranges, one per predicate
+    chunks = ranges if ranges is not None else chunking.ranges_from(bounds)  # one per sp
+    ranges = [chunks[i] for i in bad]
     if plan.all_pushdown:
         leaves = narrow.narrow_in_sql(ctx.src, ctx.tgt, plan, ranges, lo, hi)
     else:

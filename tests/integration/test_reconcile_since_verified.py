@@ -89,16 +89,20 @@ def test_hand_change_where_the_validator_sampled_out_is_found(replica, tmp_path)
     replica.src("CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(20))")
     replica.tgt("CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(20))")
     replica.src("INSERT INTO t VALUES " + ", ".join(f"({i}, 'v{i}')" for i in range(1, 1001)))
+    # a text key: its unchecked keys are kept one by one, compared by an IN list
+    replica.src("CREATE TABLE s (code VARCHAR(10) PRIMARY KEY, v INT)")
+    replica.tgt("CREATE TABLE s (code VARCHAR(10) PRIMARY KEY, v INT)")
+    replica.src("INSERT INTO s VALUES " + ", ".join(f"('a{i:03d}', {i})" for i in range(300)))
     config = _config(replica, tmp_path, '[verify]\nmode = "sample"\nsample_rate = 0.02\n'
                      'settle_ms = 100\n')
     with Foreground(config) as daemon:
         daemon.wait_running()
-        wait_for("the rows on the target",
-                 lambda: replica.rows("SELECT COUNT(*) FROM t")[0][0] == 1000)
+        wait_for("the rows on the target", lambda: replica.rows(
+            "SELECT (SELECT COUNT(*) FROM t) + (SELECT COUNT(*) FROM s)")[0][0] == 1300)
         # the keys of that one transaction sampled out are written together (within 2 s);
         # a run before that would count them as new (compared again next time: harmless)
         wait_for("the first unchecked keys recorded",
-                 lambda: replica.rows("SELECT COUNT(*) FROM verify_unchecked")[0][0] > 0)
+                 lambda: replica.rows("SELECT COUNT(*) FROM verify_unchecked")[0][0] > 1)
         code, first = _reconcile(config)  # the starting point
         assert code == 0 and _tables(first)["t"]["scope"] == "full", first
         since = first["positions"]["replica_clock_at_start"]
@@ -110,8 +114,9 @@ def test_hand_change_where_the_validator_sampled_out_is_found(replica, tmp_path)
         # 100 rows changed in 2000..2099 (far from the others): nearly all sampled out
         replica.src("INSERT INTO t VALUES " + ", ".join(f"({i}, 'n{i}')"
                                                         for i in range(2000, 2100)))
-        wait_for("the new rows on the target",
-                 lambda: replica.rows("SELECT COUNT(*) FROM t")[0][0] == 1100)
+        replica.src("INSERT INTO s VALUES " + ", ".join(f"('it''s {i}', {i})" for i in range(50)))
+        wait_for("the new rows on the target", lambda: replica.rows(
+            "SELECT (SELECT COUNT(*) FROM t) + (SELECT COUNT(*) FROM s)")[0][0] == 1450)
         found = wait_for("the unchecked keys recorded", lambda: replica.rows(
             f"SELECT unchecked FROM verify_unchecked WHERE table_name = '{replica.schema}.t'"
             f" AND recorded_at > '{since}'"))
@@ -119,6 +124,12 @@ def test_hand_change_where_the_validator_sampled_out_is_found(replica, tmp_path)
         assert ranges and all(2000 <= lo <= hi <= 2099 for lo, hi in ranges), ranges
         hand = ranges[0][0]  # a key the validator did not check (or not after the change)
         replica.tgt(f"UPDATE t SET v = 'by hand' WHERE id = {hand}")
+        text_keys = json.loads(replica.rows(
+            f"SELECT unchecked FROM verify_unchecked WHERE table_name = '{replica.schema}.s'"
+            f" AND recorded_at > '{since}'")[0][0])["keys"]
+        assert text_keys and all(k[0].startswith("it's ") for k in text_keys), text_keys
+        quoted = text_keys[0][0].replace("'", "''")
+        replica.tgt(f"UPDATE s SET v = -1 WHERE code = '{quoted}'")
         code, second = _reconcile(config, "--since-verified")
         assert daemon.stop() == ExitStatus.OK, daemon.stderr
     t = _tables(second)["t"]
@@ -128,6 +139,10 @@ def test_hand_change_where_the_validator_sampled_out_is_found(replica, tmp_path)
     # only the ranges were read: the 1000 rows compared by the first run were not
     assert 1 <= t["source_rows"] <= 100 and t["source_rows"] == t["replica_rows"], t
     assert all(2000 <= lo <= hi <= 2099 for lo, hi in t["scope_ranges"]), t
+    s = _tables(second)["s"]
+    assert s["scope"] == "ranges" and s["mismatched"] == 1, s
+    assert s["samples"]["mismatched"][0]["key"] == {"code": text_keys[0][0]}, s["samples"]
+    assert s["source_rows"] == len(text_keys) == len(s["scope_ranges"]), s
 
 
 def test_a_divergence_recorded_by_the_validator_still_shows(replica, tmp_path):
