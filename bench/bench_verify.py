@@ -8,6 +8,10 @@ then the ratio of the mean apply rates (full / off; the issue's target is >= 0.8
 load average before and after (the machine is shared).
 
     flock /tmp/bench.lock .venv/bin/python -m bench.bench_verify --flavor mariadb
+
+--sample R adds two modes to each round: "sample" (sample_rate R, the keys sampled out
+recorded for `reconcile run --since-verified` by applier.verify.coverage) and
+"sample-nocov" (the same without that record): the record's cost, in the same run.
 """
 
 from __future__ import annotations
@@ -20,24 +24,31 @@ from pathlib import Path
 
 from applier.config.model import Config, DaemonConfig, ReplicationConfig, VerifyConfig
 from applier.connection.factory import connect
+from applier.ops import daemon as daemon_module
 from applier.ops.daemon import Daemon
 from applier.sandbox.servers import Sandbox
+from applier.verify.coverage import Coverage, NoCoverage
 from bench.bench_catchup import _one
 from bench.bench_oltp import CHECK, prepare, table_rows, workload, workload_args
 from tests.integration.harness import source_now
 
 
-def run(src_cfg, tgt_cfg, start, state: Path, verify: VerifyConfig) -> dict:
+def run(src_cfg, tgt_cfg, start, state: Path, verify: VerifyConfig,
+        coverage: bool = True) -> dict:
     cfg = Config(source=src_cfg, target=tgt_cfg,
                  replication=dataclasses.replace(
                      ReplicationConfig(), start=f"{start.log_file}:{start.log_pos}",
                      do_tables=("bench.%",), checkpoint_table="bench_meta.checkpoint"),
                  daemon=DaemonConfig(state_dir=str(state), progress_every=10**9),
                  verify=verify)
-    daemon = Daemon(cfg, until_caught_up=True)
-    t0 = time.perf_counter()
-    status = daemon.run()
-    elapsed = time.perf_counter() - t0
+    daemon_module.Coverage = Coverage if coverage else (lambda *a, **k: NoCoverage())
+    try:
+        daemon = Daemon(cfg, until_caught_up=True)
+        t0 = time.perf_counter()
+        status = daemon.run()
+        elapsed = time.perf_counter() - t0
+    finally:
+        daemon_module.Coverage = Coverage
     drain = daemon.verifier.drain_seconds if daemon.verifier else 0.0
     counts = daemon.verifier.status() if daemon.verifier else {}
     return {"status": int(status), "elapsed": elapsed, "apply": elapsed - drain,
@@ -51,6 +62,8 @@ def main() -> None:
     workload_args(ap, "/tmp/bench-verify")
     ap.add_argument("--rounds", type=int, default=2, help="pairs of runs (off, full)")
     ap.add_argument("--settle-ms", type=int, default=1000)
+    ap.add_argument("--sample", type=float, default=None, help="also sample mode at this "
+                    "rate, with and without the coverage record")
     args = ap.parse_args()
     print("load average before: " + " ".join(f"{x:.2f}" for x in os.getloadavg()))
     info = Sandbox(Path(args.dir), flavor=args.flavor).up()
@@ -65,16 +78,20 @@ def main() -> None:
         want = _one(source, CHECK)
         modes = {"off": VerifyConfig(),
                  "full": VerifyConfig(mode="full", settle_ms=args.settle_ms)}
-        results: dict[str, list[dict]] = {"off": [], "full": []}
+        if args.sample is not None:
+            modes["sample"] = modes["sample-nocov"] = VerifyConfig(
+                mode="sample", sample_rate=args.sample, settle_ms=args.settle_ms)
+        results: dict[str, list[dict]] = {n: [] for n in modes}
         for i in range(args.rounds):
             for name, verify in modes.items():
                 prepare(target, rows)
                 with target.cursor() as cur:
                     cur.execute("DROP DATABASE IF EXISTS bench_meta")
-                r = run(src_cfg, tgt_cfg, start, Path(args.dir) / f"state-{name}-{i}", verify)
+                r = run(src_cfg, tgt_cfg, start, Path(args.dir) / f"state-{name}-{i}", verify,
+                        coverage=name != "sample-nocov")
                 r["equal"] = _one(target, CHECK) == want
                 results[name].append(r)
-                print(f"round {i + 1} {name:4}: apply {r['apply']:.2f} s"
+                print(f"round {i + 1} {name:12}: apply {r['apply']:.2f} s"
                       f" ({args.txns / r['apply']:,.0f} txn/s), drain {r['drain']:.2f} s,"
                       f" exit {r['status']}, result {'equal' if r['equal'] else 'DIFFERS'},"
                       f" rows verified {r['verified']}, divergent {r['divergent']},"
@@ -84,6 +101,10 @@ def main() -> None:
         print(f"{args.flavor}, {args.txns} transactions (4 row changes each): mean rate off"
               f" {rate['off']:,.0f} txn/s, full {rate['full']:,.0f} txn/s, ratio full/off"
               f" {rate['full'] / rate['off']:.3f}")
+        if args.sample is not None:
+            print(f"sample {args.sample:g}: {rate['sample']:,.0f} txn/s with the coverage"
+                  f" record, {rate['sample-nocov']:,.0f} without, ratio"
+                  f" {rate['sample'] / rate['sample-nocov']:.3f}")
         print("load average after: " + " ".join(f"{x:.2f}" for x in os.getloadavg()))
     finally:
         Sandbox(Path(args.dir)).down(remove=True)

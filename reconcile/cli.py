@@ -92,10 +92,13 @@ def main(verbose: int, debug: bool) -> None:
 @click.option("--master", help="Spark master URL (default local[*], or spark-submit's).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines (one per table done, "
               "and the overall count) on stderr.")
+@click.option("--since-verified", is_flag=True, help="Compare only what the daemon's "
+              "[verify] validator has not checked since the last run in the report "
+              "directory: unchecked key ranges, or whole tables it did not cover.")
 @click.option("--traceback", is_flag=True, hidden=True, help="Same as `reconcile --debug`.")
 @click.pass_context
 def run(ctx, config_path: str, tables: str | None, report_dir: str | None,
-        master: str | None, quiet: bool, traceback: bool) -> None:
+        master: str | None, quiet: bool, since_verified: bool, traceback: bool) -> None:
     """Compare the tables; write report.json, report.html and repair.sql."""
     from applier.config import load_config
     from reconcile import job, metricsfile
@@ -108,7 +111,8 @@ def run(ctx, config_path: str, tables: str | None, report_dir: str | None,
     logsafe.guard()
     try:
         result, folder = job.run(config, tables=_tables(tables), report_dir=report_dir,
-                                 master=master, progress=RunProgress(quiet=quiet))
+                                 master=master, progress=RunProgress(quiet=quiet),
+                                 since_verified=since_verified)
     except Exception:  # no verdict: the textfile still records the run
         metricsfile.write(config.reconcile.metrics_textfile, None, ReconcileStatus.ERROR)
         raise

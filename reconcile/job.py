@@ -8,6 +8,7 @@ import logging
 import os
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from applier.apply.target.schema import list_tables, read_table
 from applier.config import Config, ServerConfig
@@ -18,6 +19,7 @@ from applier.core.types import INTEGER
 from applier.errors import ApplierError
 from reconcile import (
     chunking,
+    coverageread,
     hashing,
     jdbc,
     jdbcprobe,
@@ -27,6 +29,7 @@ from reconcile import (
     positions,
     repair,
     report,
+    sinceverified,
     sqldigest,
 )
 from reconcile.compare import diff_rows, differing_chunks
@@ -34,6 +37,7 @@ from reconcile.objects import compared_objects
 from reconcile.plan import SOURCE, TARGET, ComparePlan, build_plan
 from reconcile.progress import RunProgress
 from reconcile.session import LazySpark, spark_session  # noqa: F401 - tests start theirs with it
+from reconcile.sinceverified import COVERED, FULL, RANGES, Point, Scope
 from reconcile.throttle import Throttle, from_config
 from reconcile.verify import Sides, readers, recheck
 
@@ -81,6 +85,8 @@ class Context:
     hash_name: str = "sha256"
     throttle: Throttle = field(default_factory=lambda: Throttle(None, None))
     progress: RunProgress = field(default_factory=lambda: RunProgress(quiet=True))
+    start: Point | None = None  # the target's clock and checkpoint at the run's start
+    scopes: dict = field(default_factory=dict)  # --since-verified: db.table -> Scope
 
     @property
     def spark(self):
@@ -97,6 +103,8 @@ class Prepared:
     tp: list[str]  # the same, replica
     seconds: float  # spent so far
     estimate: int = 0  # the source's rows, as the server estimates them (progress)
+    ranges: list | None = None  # --since-verified: integer key ranges [lo, hi) of sp/tp
+    fields: dict = field(default_factory=dict)  # the report's scope fields
 
 
 def prepare_table(ctx: Context, schema: str, table: str) -> Prepared | report.TableReport:
@@ -109,13 +117,24 @@ def prepare_table(ctx: Context, schema: str, table: str) -> Prepared | report.Ta
         raise ReconcileError(f"table {name} does not exist on the source")
     if tdef is None:
         return report.TableReport(table=name, error="table missing on the replica")
+    scope = (ctx.scopes.get(name) or Scope(FULL, through=ctx.start)).with_definition(
+        sinceverified.definition_of(sdef, tdef), ctx.start)
+    if scope.kind == COVERED:  # --since-verified: the validator checked it; not read
+        return report.TableReport(table=name, source_rows=0, replica_rows=0, **scope.fields())
     plan = build_plan(sdef, tdef, ctx.mode, by=ctx.config.replication.column_mapping,
                       hash_name=ctx.hash_name, names=names.table(schema, table))
+    got = sinceverified.predicates(scope, plan) if scope.kind == RANGES else None
+    if isinstance(got, tuple):  # --since-verified: only the ranges not checked
+        sp, tp, ranges, shown = got
+        return Prepared(plan, [], sp, tp, time.monotonic() - start,
+                        chunking.row_estimate(ctx.src, plan), ranges, scope.fields(shown))
+    if isinstance(got, str):
+        scope = scope.widened(f"{scope.reason}; compared whole: {got}", ctx.start)
     bounds = chunking.compute_bounds(ctx.src, plan, ctx.config.reconcile.chunk_rows)
     sp = chunking.predicates(plan.key_columns(SOURCE), bounds) if plan.key else ["1=1"]
     tp = chunking.predicates(plan.key_columns(TARGET), bounds) if plan.key else ["1=1"]
     return Prepared(plan, bounds, sp, tp, time.monotonic() - start,
-                    chunking.row_estimate(ctx.src, plan))
+                    chunking.row_estimate(ctx.src, plan), None, scope.fields())
 
 
 def finish_table(ctx: Context, p: Prepared, sd: dict, td: dict,
@@ -126,7 +145,7 @@ def finish_table(ctx: Context, p: Prepared, sd: dict, td: dict,
     plan, bounds, sp, tp = p.plan, p.bounds, p.sp, p.tp
     bad = differing_chunks(sd, td, len(sp))
     log.info("%s: %d chunk(s), %d differ (%s)", plan.name, len(sp), len(bad), _method(plan))
-    sp, tp, small = _narrowed(ctx, plan, bounds, bad, sp, tp)
+    sp, tp, small = _narrowed(ctx, plan, p.ranges, bounds, bad, sp, tp)
     diffs, cut = [], False
     if small and not sp:  # differing chunks whose differences were gone by the bisection
         log.info("%s: no differing key range left after the bisection (lag that caught up)",
@@ -147,15 +166,15 @@ def finish_table(ctx: Context, p: Prepared, sd: dict, td: dict,
     tr = report.table_report(
         plan, confirmed, source_rows=sum(n for n, _ in sd.values()),
         replica_rows=sum(n for n, _ in td.values()), unsettled=len(verdict.unsettled)
-        if verdict else 0, method=_method(plan), chunks=len(bounds) + 1 if plan.key else 1,
+        if verdict else 0, method=_method(plan), chunks=len(p.sp),
         differing_chunks=len(bad), first_pass_differences=len(diffs), truncated=cut,
         positions=verdict.rounds if verdict else [],
-        seconds=round(spent + time.monotonic() - start, 2))
+        seconds=round(spent + time.monotonic() - start, 2), **p.fields)
     return tr, repair.repair_lines(plan, confirmed)
 
 
-def _narrowed(ctx: Context, plan: ComparePlan, bounds, bad: list[int], sp: list[str],
-              tp: list[str]) -> tuple[list[str], list[str], bool]:
+def _narrowed(ctx: Context, plan: ComparePlan, ranges, bounds, bad: list[int],
+              sp: list[str], tp: list[str]) -> tuple[list[str], list[str], bool]:
     """Predicates of the rows to fetch: the differing chunks, narrowed by bisection when
     the key is a single integer column; True when they are few enough for the driver."""
     whole = [sp[i] for i in bad], [tp[i] for i in bad], False
@@ -167,7 +186,8 @@ def _narrowed(ctx: Context, plan: ComparePlan, bounds, bad: list[int], sp: list[
     if not ext:
         return whole
     lo, hi = min(e[0] for e in ext), max(e[1] for e in ext) + 1
-    ranges = [chunking.ranges_from(bounds)[i] for i in bad]
+    chunks = ranges if ranges is not None else chunking.ranges_from(bounds)  # one per sp
+    ranges = [chunks[i] for i in bad]
     if plan.all_pushdown:
         leaves = narrow.narrow_in_sql(ctx.src, ctx.tgt, plan, ranges, lo, hi)
     else:
@@ -214,10 +234,11 @@ def _prepare(conn, role: str) -> hashing.ServerKind:
 
 def run(config: Config, *, tables: tuple[str, ...] | None = None,
         report_dir: str | None = None, master: str | None = None,
-        progress: RunProgress | None = None):
+        progress: RunProgress | None = None, since_verified: bool = False):
     """Compare, write the report folder; returns (RunReport, folder). Once the servers
     are reachable, a failure still writes a report (with the error in it). `progress`
-    (default: silent) hears of each table done."""
+    (default: silent) hears of each table done. ``since_verified``: compare only what the
+    daemon's validator did not check since the last run (reconcile.sinceverified)."""
     progress = progress or RunProgress(quiet=True)
     started = report.now()
     jar = config.reconcile.jdbc_jar or jdbc.default_jar()
@@ -253,7 +274,14 @@ def run(config: Config, *, tables: tuple[str, ...] | None = None,
         progress.throttle = ctx.throttle
         ctx.throttle.on_wait = progress.tick
         pos = positions.compare_point(src, tgt, config.replication, "start")
+        rep = config.replication
+        ctx.start = coverageread.start_point(tgt, rep.checkpoint_table, rep.channel)
+        pos["replica_clock_at_start"] = ctx.start.to_dict()["time"]
         chosen, unmatched = select_tables(src, config, tables)
+        if since_verified:
+            ctx.scopes = coverageread.scopes(tgt, config, Path(report_dir or config.reconcile
+                                                               .report_dir), folder, chosen,
+                                             ctx.start)
         for pattern in unmatched:
             results.append(report.TableReport(
                 table=pattern, error="matches no source table the applier replicates"))
@@ -273,7 +301,7 @@ def run(config: Config, *, tables: tuple[str, ...] | None = None,
         tgt.close()
     out = report.RunReport(started, report.now(), describe(config.source),
                            describe(config.target), tuple(results), pos, tuple(errors),
-                           servers, ctx.throttle.to_dict() if ctx else {})
+                           servers, ctx.throttle.to_dict() if ctx else {}, since_verified)
     report.write(out, folder, repair.render(out.finished_at, out.replica, sections))
     return out, folder
 

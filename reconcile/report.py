@@ -88,6 +88,14 @@ class TableReport:
     positions: list = field(default_factory=list)
     seconds: float = 0.0
     error: str | None = None
+    # what was compared (reconcile.sinceverified): "full", "ranges" (only scope_ranges,
+    # [lo, hi] key ranges) or "covered" (not read: the validator checked it, `covered`)
+    scope: str = "full"
+    scope_reason: str = ""
+    scope_ranges: list = field(default_factory=list)
+    covered: dict = field(default_factory=dict)  # {"from", "to"}: the target's UTC clock
+    checked_through: dict = field(default_factory=dict)  # {"time", "checkpoint"}: next start
+    verify_divergences: int = 0  # recorded by the validator, not marked repaired
 
     @property
     def consistent(self) -> bool:
@@ -127,6 +135,7 @@ class RunReport:
     errors: tuple[str, ...] = ()
     servers: dict = field(default_factory=dict)  # flavour, version, hashes; the hash used
     throttle: dict = field(default_factory=dict)  # reconcile.throttle.Throttle.to_dict
+    since_verified: bool = False  # `reconcile run --since-verified`
 
     @property
     def consistent(self) -> bool:
@@ -147,7 +156,8 @@ class RunReport:
                 "finished_at": self.finished_at, "source": self.source,
                 "replica": self.replica, "servers": self.servers,
                 "positions": self.positions, "throttle": self.throttle,
-                "errors": list(self.errors), "tables": [t.to_dict() for t in self.tables]}
+                "errors": list(self.errors), "since_verified": self.since_verified,
+                "tables": [t.to_dict() for t in self.tables]}
 
 
 def now() -> str:

@@ -16,6 +16,7 @@ import signal
 import sys
 import threading
 
+from applier.verify.coverage import Coverage
 from applier.verify.frames import read_frame, send_message
 from applier.verify.intake import Inbox
 from applier.verify.journal import Snapshots
@@ -81,10 +82,12 @@ def main() -> None:
     inbox = Inbox()
     inbox.mark = setup["mark"]
     snapshots = Snapshots(setup["state_dir"], lambda: inbox.mark)
-    validator = Validator(setup["verify"], setup["target"],
+    v = setup["verify"]  # coverage: for `reconcile run --since-verified`
+    coverage = Coverage(setup["target"], setup["checkpoint_table"], setup["channel"], v.mode)
+    validator = Validator(v, setup["target"],
                           Recorder(setup["target"], setup["checkpoint_table"]),
                           journal=snapshots, saved=setup["saved"], loaded=setup["loaded"],
-                          inbox=inbox)
+                          inbox=inbox, coverage=coverage)
     reporter = Reporter(out, validator)
     while True:
         frame = read_frame(stdin)
@@ -99,6 +102,8 @@ def main() -> None:
             validator.finish(message[1])
             reporter.end(validator.drain_seconds)
             return
+        elif message[0] == "unchecked":  # the daemon's side found a table it cannot check
+            coverage.whole_table(message[1], message[2])
         elif message[0] == "close":
             validator.close()
             reporter.end(0.0)

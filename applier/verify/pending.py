@@ -55,6 +55,7 @@ class Pending:
         self.episodes = 0  # times the queue was full
         self.episode: Episode | None = None  # the one going on
         self.ended: list[Episode] = []  # episodes ended, not yet said (the validator logs)
+        self._inflight: set[tuple] = set()  # taken out by ``due``, being read (``done``)
 
     def __len__(self) -> int:
         return len(self._checks)
@@ -76,9 +77,12 @@ class Pending:
         """Queue one check (see ``add_group``); False when not kept."""
         return self.add_group([(name, check)]) == 1
 
-    def add_group(self, items: list[tuple[tuple, Check]]) -> int:
+    def add_group(self, items: list[tuple[tuple, Check]], missed=None) -> int:
         """Queue a committed group's checks (a later one of a key replaces an earlier);
-        the number kept. Sampled out (mode sample) or, beyond the room, sampled by it."""
+        the number kept. Sampled out (mode sample) or, beyond the room, sampled by it;
+        ``missed(check, reason)`` hears of each check not kept. A key pending, or being
+        read (taken out by ``due``, not yet ``done``), always keeps its newest check (no
+        room needed): the older one being read is then superseded, never reported."""
         latest: dict[tuple, Check] = {}
         for name, check in items:
             latest.pop(name, None)
@@ -91,15 +95,20 @@ class Pending:
                     del self._checks[name]
                     self._checks[name] = check
                     kept += 1
+                elif name in self._inflight:
+                    self._checks[name] = check
+                    kept += 1
                 elif self.sample_rate >= 1.0 or self.rng.random() < self.sample_rate:
                     new.append((name, check))
+                elif missed is not None:
+                    missed(check, "sampled out")
             room = self.limit - len(self._checks)
             if self.episode is None and len(new) <= room:
                 self._checks.update(new)
                 return kept + len(new)
-            return kept + self._sample(new, room)
+            return kept + self._sample(new, room, missed)
 
-    def _sample(self, new: list, room: int) -> int:
+    def _sample(self, new: list, room: int, missed=None) -> int:
         """(lock held) Keep as many new checks as there is room for, chosen evenly at
         random across the group (in their order)."""
         if self.episode is None:
@@ -111,6 +120,11 @@ class Pending:
         chosen = new if k == len(new) else [new[i] for i in
                                             sorted(self.rng.sample(range(len(new)), k))]
         self._checks.update(chosen)
+        if missed is not None and k < len(new):
+            taken = {name for name, _ in chosen}
+            for name, check in new:
+                if name not in taken:
+                    missed(check, "dropped")
         if new:  # the episode lasts at least until these would have been checked
             self._sampled_until = max(self._sampled_until, max(c.due for _, c in new))
         ep.offered += len(new)
@@ -154,8 +168,14 @@ class Pending:
                     break
                 del self._checks[name]
                 out.append((name, check))
+                self._inflight.add(name)
             self._maybe_end(now)
         return out
+
+    def done(self, names) -> None:
+        """The checks taken out by ``due`` under these names are read and settled."""
+        with self._lock:
+            self._inflight.difference_update(names)
 
     def again(self, name: tuple, check: Check) -> None:
         """Re-queue a check found different once, unless a newer one is queued (it may

@@ -56,6 +56,7 @@ class VerifyProcess:
             pass
         send_message(self._fd, {"verify": v, "target": cfg.target,
                                 "checkpoint_table": cfg.replication.checkpoint_table,
+                                "channel": cfg.replication.channel,
                                 "state_dir": cfg.daemon.state_dir,
                                 "level": logging.getLogger().getEffectiveLevel(),
                                 "loaded": loaded, "mark": self.journal.seq, "saved": saved})
@@ -83,6 +84,10 @@ class VerifyProcess:
         if table not in self._unchecked:
             self._unchecked.add(table)
             log.warning("verification: table '%s' is not checked: %s", table, why)
+            try:  # the coverage record (in the validator process) counts it unchecked
+                send_message(self._fd, ("unchecked", table, why))
+            except OSError:
+                raise self._ended() from None
 
     def status(self) -> dict:
         return self._status

@@ -26,6 +26,7 @@ from applier.connection.factory import connect
 from applier.errors import ReplicationStopped
 from applier.sql.names import qualified, quote
 from applier.verify import compare
+from applier.verify.coverage import NoCoverage
 from applier.verify.intake import Inbox
 from applier.verify.journal import Snapshots
 from applier.verify.pending import Check, Pending
@@ -39,7 +40,8 @@ DIVERGENCE = 13000  # the code of a divergence in last_error_code (outside the s
 class Validator:
     def __init__(self, cfg: VerifyConfig, target: ServerConfig, recorder: Recorder,
                  on_found=None, journal: Snapshots | None = None, saved: dict | None = None,
-                 loaded: list[Check] | None = None, inbox: Inbox | None = None):
+                 loaded: list[Check] | None = None, inbox: Inbox | None = None,
+                 coverage=None):
         self.cfg = cfg
         self.target = target
         self.recorder = recorder
@@ -59,6 +61,7 @@ class Validator:
         self._conn = None
         self.drain_seconds = 0.0  # how long finish() waited for the queued checks
         self.journal = journal  # the pending checks on disk (kill -9 loses none)
+        self.coverage = coverage or NoCoverage()  # what is not checked (verify.coverage)
         self._rewritten = time.monotonic()
         self._reload(loaded or [])
         self._thread = threading.Thread(target=self._run, name="verify", daemon=True)
@@ -74,7 +77,8 @@ class Validator:
         when it is full, said once per episode)."""
         groups = self.inbox.take(self.settle)
         for group in groups:
-            self.pending.add_group([((c.table, compare.key_of(c.key)), c) for c in group])
+            self.pending.add_group([((c.table, compare.key_of(c.key)), c) for c in group],
+                                   self.coverage.missed)
         if groups and self.journal is not None:
             self.journal.lines += len(groups)
         self._say_episodes()
@@ -163,6 +167,8 @@ class Validator:
             # what is still pending is checked at the next start
             self.journal.rewrite(self._take_all)
             self.journal.close()
+        if not self._thread.is_alive():  # coverage: the session ends, pending unchecked
+            self.coverage.end(self._take_all())
         if self._conn is not None:
             try:
                 self._conn.close()
@@ -174,6 +180,7 @@ class Validator:
 
     def _run(self) -> None:
         while not self._stop.is_set():
+            self.coverage.tick()  # coverage: unchecked keys written every few seconds
             self._queue_handed()
             self._compact(force=not len(self.pending))  # no check is being read here
             batch = self.pending.due(time.monotonic(), BATCH * 4)
@@ -187,6 +194,7 @@ class Validator:
             self._busy = True
             try:
                 self._check(batch)
+                self.pending.done(name for name, _ in batch)
             except Exception as exc:  # noqa: BLE001 - a lost connection: checked again
                 log.warning("verification: reading the target failed (%s); the checks are"
                             " retried", exc)
@@ -194,6 +202,7 @@ class Validator:
                 for name, c in batch:
                     c.due = time.monotonic() + max(self.settle, 1.0)
                     self.pending.again(name, c)
+                self.pending.done(name for name, _ in batch)
                 self._stop.wait(1.0)
             finally:
                 self._busy = False
@@ -270,6 +279,7 @@ class Validator:
             json_cols = frozenset(d[0] for d in cur.description if d[1] == 245)
             if json_cols:
                 self._json = {**self._json, table: json_cols}
+                self.coverage.whole_table(table, "its JSON columns are not compared")
             rows = [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
         return {compare.key_of(r[c] for c in cols): r for r in rows}
 
@@ -298,6 +308,7 @@ class Validator:
         return repr(image.get(column))
 
     def _say_unchecked(self, table: str, why: str) -> None:
+        self.coverage.whole_table(table, why)  # coverage: the table counts as unchecked
         if table not in self._unchecked:
             self._unchecked.add(table)
             log.warning("verification: table '%s' is not checked: %s", table, why)

@@ -44,3 +44,25 @@ def test_python_dash_m_runs_it():
     assert done.returncode == 2  # click's usage error: --config is required
     assert done.stderr.startswith("Usage: python -m reconcile run [OPTIONS]")
     assert "Missing option '--config'" in done.stderr
+
+
+def test_since_verified_reaches_the_job_and_is_off_by_default(monkeypatch, tmp_path):
+    from click.testing import CliRunner
+
+    from applier.config import model
+    from reconcile import cli, job, metricsfile, report
+
+    seen = []
+
+    def fake_run(config, **kw):
+        seen.append(kw["since_verified"])
+        return report.RunReport("t", "t", "s", "r", ()), tmp_path
+
+    monkeypatch.setattr(job, "run", fake_run)
+    monkeypatch.setattr(metricsfile, "write", lambda *a: None)
+    monkeypatch.setattr("applier.config.load_config", lambda path: model.Config(
+        source=model.ServerConfig(), target=model.ServerConfig()))
+    for args, want in (([], False), (["--since-verified"], True)):
+        done = CliRunner().invoke(cli.main, ["run", "--config", "x.toml", *args])
+        assert done.exit_code == 0, done.output
+        assert seen[-1] is want

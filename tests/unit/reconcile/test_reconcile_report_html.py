@@ -78,3 +78,27 @@ def test_labels():
     assert report.label("missing_on_replica") == "Missing on replica"
     assert report.label("sql-hash") == "hashed by the servers"
     assert report.label("lossless") == "Lossless"
+
+
+def test_since_verified_scopes_in_report_json_and_html():
+    covered = report.TableReport(table="shop.a", source_rows=0, replica_rows=0,
+                                 scope="covered", scope_reason="every applied row checked",
+                                 covered={"from": "2026-01-01 10:00:00", "to":
+                                          "2026-01-01 11:00:00"})
+    ranges = report.TableReport(table="shop.b", source_rows=3, replica_rows=3, scope="ranges",
+                                scope_ranges=[[5, 9], [40, 40]], verify_divergences=1)
+    run = report.RunReport("2026-01-01T11:00:00Z", "2026-01-01T11:00:01Z", "u@src:3306",
+                           "u@rep:3306", (covered, ranges), since_verified=True)
+    d = run.to_dict()
+    assert d["since_verified"] is True and d["consistent"] is True
+    assert [t["scope"] for t in d["tables"]] == ["covered", "ranges"]
+    assert d["tables"][1]["scope_ranges"] == [[5, 9], [40, 40]]
+    html = report.render_html(run)
+    assert "covered by the validator</strong> from 2026-01-01 10:00:00 to 2026-01-01 11:00:00" \
+        in html
+    assert "<code>[5, 9]</code> <code>[40, 40]</code>" in html
+    assert "1 divergence(s) recorded by the validator" in html
+    plain = report.RunReport("t", "t", "s", "r", (ranges,)).to_dict()
+    assert plain["since_verified"] is False  # without the flag: no scope line in the page
+    assert "Since verified" not in report.render_html(report.RunReport("t", "t", "s", "r",
+                                                                       (ranges,)))
