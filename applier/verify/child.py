@@ -83,7 +83,8 @@ def main() -> None:
     inbox.mark = setup["mark"]
     snapshots = Snapshots(setup["state_dir"], lambda: inbox.mark)
     v = setup["verify"]  # coverage: for `reconcile run --since-verified`
-    coverage = Coverage(setup["target"], setup["checkpoint_table"], setup["channel"], v.mode)
+    coverage = Coverage(setup["target"], setup["checkpoint_table"], setup["channel"], v.mode,
+                        setup.get("session_start"))
     validator = Validator(v, setup["target"],
                           Recorder(setup["target"], setup["checkpoint_table"]),
                           journal=snapshots, saved=setup["saved"], loaded=setup["loaded"],
@@ -91,8 +92,8 @@ def main() -> None:
     reporter = Reporter(out, validator)
     while True:
         frame = read_frame(stdin)
-        if frame is None:  # the daemon is gone: keep what it sent, end
-            validator.close()
+        if frame is None:  # the daemon is gone (killed?): keep what it sent, end; the
+            validator.close(clean=False)  # coverage session stays open: not all was sent
             reporter.end(0.0)
             return
         kind, message = frame

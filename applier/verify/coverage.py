@@ -93,6 +93,26 @@ def ddl(schema: str) -> list[str]:
             " KEY (channel, table_name, span, bucket), KEY (channel, span, recorded_at))"]
 
 
+def session_start(target: ServerConfig, checkpoint_table: str, channel: str):
+    """(now, the checkpoint mark) read on the target by the daemon before it applies
+    anything: the start of the validator's session (its process starts beside the
+    applying, maybe after the first transactions). None when it cannot be read: the
+    validator's first write is the start then (later: `--since-verified` compares more)."""
+    try:
+        conn = connect(target, autocommit=True, side="target")
+    except Exception:  # noqa: BLE001 - the daemon's own connection says why
+        return None
+    try:
+        with conn.cursor() as cur:
+            cur.execute("SELECT UTC_TIMESTAMP(6)")
+            now = cur.fetchone()[0]
+            return now, checkpoint_mark(cur, checkpoint_table, channel)
+    except Exception:  # noqa: BLE001
+        return None
+    finally:
+        conn.close()
+
+
 class NoCoverage:
     """A validator without a coverage record (unit tests, or none configured)."""
 
@@ -103,7 +123,9 @@ class NoCoverage:
 
 
 class Coverage(NoCoverage):
-    def __init__(self, target: ServerConfig, checkpoint_table: str, channel: str, mode: str):
+    def __init__(self, target: ServerConfig, checkpoint_table: str, channel: str, mode: str,
+                 start: tuple | None = None):
+        self.start = start  # (time, checkpoint mark) of the session's start (session_start)
         self.target = target
         self.checkpoint_table = checkpoint_table
         self.schema = checkpoint_table.split(".", 1)[0]
@@ -195,9 +217,10 @@ class Coverage(NoCoverage):
             mark = checkpoint_mark(cur, self.checkpoint_table, self.channel)
             session = self._session
             if session is None:
+                began, began_mark = self.start or (now, mark)
                 cur.execute(f"INSERT INTO {sessions} (channel, mode, started_at, start_mark,"
                             f" alive_at, alive_mark) VALUES (%s, %s, %s, %s, %s, %s)",
-                            (self.channel, self.mode, now, mark, now, mark))
+                            (self.channel, self.mode, began, began_mark, now, mark))
                 session = cur.lastrowid
             rows = [(n, u) for n, u in folded.items()] + \
                 [((t, ()), keyranges.whole(why)) for t, why in whole.items()]

@@ -23,6 +23,7 @@ import threading
 
 from applier.config.model import Config
 from applier.errors import ReplicationStopped
+from applier.verify.coverage import session_start
 from applier.verify.frames import read_frame, send_group, send_message
 from applier.verify.intake import Intake
 from applier.verify.journal import Journal
@@ -57,6 +58,9 @@ class VerifyProcess:
         send_message(self._fd, {"verify": v, "target": cfg.target,
                                 "checkpoint_table": cfg.replication.checkpoint_table,
                                 "channel": cfg.replication.channel,
+                                "session_start": session_start(
+                                    cfg.target, cfg.replication.checkpoint_table,
+                                    cfg.replication.channel),
                                 "state_dir": cfg.daemon.state_dir,
                                 "level": logging.getLogger().getEffectiveLevel(),
                                 "loaded": loaded, "mark": self.journal.seq, "saved": saved})

@@ -159,7 +159,10 @@ class Validator:
         self.drain_seconds = time.monotonic() - started
         self.close()
 
-    def close(self) -> None:
+    def close(self, clean: bool = True) -> None:
+        """Stop the thread; the pending checks go to the journal. ``clean``: the daemon
+        asked (its last group was handed over): the coverage session ends; else (the
+        daemon gone) it stays open, so that reconcile counts the time as unchecked."""
         self._stop.set()
         self._wake.set()
         self._thread.join(timeout=30)
@@ -167,7 +170,7 @@ class Validator:
             # what is still pending is checked at the next start
             self.journal.rewrite(self._take_all)
             self.journal.close()
-        if not self._thread.is_alive():  # coverage: the session ends, pending unchecked
+        if clean and not self._thread.is_alive():  # coverage: the session ends
             self.coverage.end(self._take_all())
         if self._conn is not None:
             try:
