@@ -67,6 +67,7 @@ from applier.errors import TransientError
 
 log = logging.getLogger(__name__)
 
+_POLL = 0.001  # seconds between looks at the reader while tasks commit (``commit``)
 _QUEUED, _COMMITTED, _FAILED, _DROPPED = "queued", "committed", "failed", "rolled back"
 
 
@@ -147,11 +148,19 @@ class ParallelApply:
     def full(self) -> bool:
         return False  # a full task is handed over by ``add``; ``commit`` waits
 
-    def commit(self) -> None:
-        """Hand the open task over and wait until every task is committed."""
+    def commit(self, more: Callable[[], bool] | None = None) -> None:
+        """Hand the open task over and wait until every task is committed, or, with
+        ``more`` (the daemon's reader has the next transaction read), until ``more()``:
+        the next task is gathered while these commit (``len`` says they are in progress;
+        a last ``commit()`` waits for them)."""
         self._hand_over()
-        with self._cond:
-            self._cond.wait_for(lambda: not self._active)
+        while True:
+            with self._cond:
+                if self._cond.wait_for(lambda: not self._active,
+                                       None if more is None else _POLL):
+                    break
+            if more():
+                break
         self._report()
 
     def abandon(self) -> None:
