@@ -67,7 +67,7 @@ from applier.errors import TransientError
 
 log = logging.getLogger(__name__)
 
-_POLL = 0.001  # seconds between looks at the reader while tasks commit (``commit``)
+_POLL = 0.005  # seconds between looks at the tasks while waiting for the reader (``commit``)
 _QUEUED, _COMMITTED, _FAILED, _DROPPED = "queued", "committed", "failed", "rolled back"
 
 
@@ -148,18 +148,20 @@ class ParallelApply:
     def full(self) -> bool:
         return False  # a full task is handed over by ``add``; ``commit`` waits
 
-    def commit(self, more: Callable[[], bool] | None = None) -> None:
+    def commit(self, more: Callable[[float], bool] | None = None) -> None:
         """Hand the open task over and wait until every task is committed, or, with
-        ``more`` (the daemon's reader has the next transaction read), until ``more()``:
+        ``more(wait)`` (the daemon's reader has the next transaction read, now or within
+        ``wait`` seconds), until it has:
         the next task is gathered while these commit (``len`` says they are in progress;
         a last ``commit()`` waits for them)."""
         self._hand_over()
         while True:
             with self._cond:
-                if self._cond.wait_for(lambda: not self._active,
-                                       None if more is None else _POLL):
+                if more is None:
+                    self._cond.wait_for(lambda: not self._active)
+                if not self._active:
                     break
-            if more():
+            if more(_POLL):  # sleeps on the reader's queue: wakes when a transaction comes
                 break
         self._report()
 
