@@ -149,21 +149,34 @@ class ParallelApply:
         return False  # a full task is handed over by ``add``; ``commit`` waits
 
     def commit(self, more: Callable[[float], bool] | None = None) -> None:
-        """Hand the open task over and wait until every task is committed, or, with
+        """Hand the open task over and wait until every task is committed. With
         ``more(wait)`` (the daemon's reader has the next transaction read, now or within
-        ``wait`` seconds), until it has:
-        the next task is gathered while these commit (``len`` says they are in progress;
-        a last ``commit()`` waits for them)."""
-        self._hand_over()
+        ``wait`` seconds): while tasks are in progress the open task is kept open for the
+        next transaction (a reader a moment behind does not cut tasks short: each costs
+        a commit); with none in progress it is handed over, and the next task is gathered
+        as soon as a transaction comes while this one commits (``len`` says what is in
+        progress; a last ``commit()`` waits for it)."""
+        if more is not None:
+            if self._busy_until(more) and self._open is not None:
+                return  # a transaction came while tasks were in progress: gather on
+            self._hand_over()
+            if self._busy_until(more):
+                return
+        else:
+            self._hand_over()
+            with self._cond:
+                self._cond.wait_for(lambda: not self._active)
+        self._report()
+
+    def _busy_until(self, more: Callable[[float], bool]) -> bool:
+        """Wait until every task has committed (False) or the reader has the next
+        transaction while some are still in progress (True)."""
         while True:
             with self._cond:
-                if more is None:
-                    self._cond.wait_for(lambda: not self._active)
                 if not self._active:
-                    break
+                    return False
             if more(_POLL):  # sleeps on the reader's queue: wakes when a transaction comes
-                break
-        self._report()
+                return True
 
     def abandon(self) -> None:
         """Stop: a task in its turn commits, the others roll back; workers close."""
