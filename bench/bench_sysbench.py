@@ -159,6 +159,9 @@ def main() -> None:
     ap.add_argument("--hog", type=int, default=0, help="busy processes while replicas run")
     ap.add_argument("--rounds", type=int, default=1,
                     help="runs of every replica, interleaved; medians are compared")
+    ap.add_argument("--natives", default="all",
+                    help="the server's replicas to run: all, or serial (quicker runs of the"
+                    " applier's alone; ratios then against the serial one)")
     ap.add_argument("--dir", default=None)
     args = ap.parse_args()
     base = Path(args.dir or f"/tmp/bench-sysbench-{args.flavor}")
@@ -180,9 +183,11 @@ def main() -> None:
           f" of {args.table_size}: {tps.group(1) if tps else '?'} transactions written in"
           f" {wrote:.1f} s; load average {os.getloadavg()[0]:.1f}")
     want = checksums(source, args.tables)
-    natives = ["serial"] + (["optimistic", "conservative"] if args.flavor == "mariadb"
+    natives = ["serial"] + ([] if args.natives == "serial" else
+                            ["optimistic", "conservative"] if args.flavor == "mariadb"
                             else ["writeset"])
     runs: dict[str, list[float]] = {}
+    cpus: dict[str, list[float]] = {}  # the applier's CPU seconds (all its threads)
     right: dict[str, bool] = {}
     with cpu_hogs(args.hog):
         for _ in range(args.rounds):  # interleaved: a change in the machine's load hits all
@@ -208,6 +213,7 @@ def main() -> None:
                                      f"{status}")
                 label = f"applier parallel_workers {workers}"
                 runs.setdefault(label, []).append(took)
+                cpus.setdefault(label, []).append(cpu)
                 right[label] = right.get(label, True) and checksums(
                     target, args.tables) == want
     events = int(tps.group(1)) if tps else args.events
@@ -218,9 +224,15 @@ def main() -> None:
     for label, took, equal, times in results:
         each = "" if len(times) == 1 else " (runs: " + ", ".join(f"{x:.2f}" for x in
                                                                   times) + ")"
+        cpu = (f", CPU {statistics.median(cpus[label]):.2f} s" if label in cpus else "")
         print(f"{label}: {took:.2f} s{' median' if each else ''}, {events / took:,.0f}"
               f" transactions/s, {'result equal' if equal else 'RESULT DIFFERS'},"
-              f" best server / this: {best / took:.2f}{each}")
+              f" best server / this: {best / took:.2f}{cpu}{each}")
+    ours = {label: t for label, t, _, _ in results if label.startswith("applier")}
+    one = ours.get("applier parallel_workers 1")
+    for label, took in ours.items():
+        if one and label != "applier parallel_workers 1":
+            print(f"{label} / parallel_workers 1: {one / took:.2f} (speed ratio)")
     print(f"load average at the end {os.getloadavg()[0]:.1f} (hogs: {args.hog})")
     for conn in (source, target):
         conn.close()

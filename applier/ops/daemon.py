@@ -337,7 +337,8 @@ class Daemon:
                         group.add(txn)
                         if (group.full() or self._stopping or pipeline is None
                                 or not pipeline.ready(self.limits.linger)):
-                            group.commit()
+                            group.commit(None if self._stopping or pipeline is None
+                                         else pipeline.ready)
                     else:
                         group.commit()
                         rows = applier.apply(txn)

@@ -140,15 +140,57 @@ def test_an_error_stops_naming_its_transaction_with_everything_before_committed(
         "SELECT id, v FROM t ORDER BY id")
 
 
+class InFlight:
+    """``reached()`` for kill_9_when: once ``after`` log rows are committed, holds the
+    checkpoint table's rows locked (a task's commit then waits in its checkpoint write,
+    the tasks behind it write meanwhile), and is true once ``several`` of the target's
+    transactions other than its own hold uncommitted rows: workers with tasks in flight.
+    ``release()`` ends the lock (after the kill)."""
+
+    def __init__(self, replica, after: int, several: int = 2):
+        self.replica, self.after, self.several = replica, after, several
+        self.lock = None
+        self.seen = 0  # the most transactions with uncommitted rows seen at once
+
+    def __call__(self) -> bool:
+        replica = self.replica
+        if self.lock is None:
+            if replica.rows("SELECT COUNT(*) FROM seqlog")[0][0] < self.after:
+                return False
+            self.lock = pymysql.connect(**replica.target_cfg.pymysql_kwargs(),
+                                        database=replica.schema, autocommit=False)
+            with self.lock.cursor() as cur:
+                cur.execute("SELECT * FROM applier_checkpoint FOR UPDATE")
+            return False
+        busy = replica.rows("SELECT COUNT(*) FROM information_schema.INNODB_TRX WHERE"
+                            f" trx_rows_modified > 0 AND trx_mysql_thread_id <>"
+                            f" {self.lock.thread_id()}")[0][0]
+        self.seen = max(self.seen, busy)
+        return busy >= self.several
+
+    def release(self) -> None:
+        if self.lock is not None:
+            self.lock.rollback()
+            self.lock.close()
+
+
 def test_kill_9_while_workers_are_busy_resumes_exactly_once(replica, tmp_path):
     _tables(replica)
     _workload(replica, 1, 3000)
     config = write_config(replica, tmp_path / "applier.toml", **PARALLEL)
-    kill_9_when(config, lambda: replica.rows("SELECT COUNT(*) FROM seqlog")[0][0] >= 600)
-    killed_at = replica.rows("SELECT (SELECT COUNT(*) FROM seqlog),"
-                             " (SELECT SUM(n) FROM hits)")[0]
-    assert 0 < killed_at[0] < 3000, "the kill must land in the middle of the catch-up"
+    busy = InFlight(replica, after=600)
+    try:
+        kill_9_when(config, busy)
+        # killed while one task waited in its commit and another had written rows
+        assert busy.seen >= 2, "the kill must land while several tasks are in flight"
+        killed_at = replica.rows("SELECT (SELECT COUNT(*) FROM seqlog),"
+                                 " (SELECT SUM(n) FROM hits)")[0]
+    finally:
+        busy.release()
+    assert 600 <= killed_at[0] < 3000, "the kill must land in the middle of the catch-up"
     assert killed_at[0] == killed_at[1]  # no partial transaction committed
+    # what is committed is a prefix of the source's order: log rows 1..m, m increments
+    assert replica.rows("SELECT MAX(i) FROM seqlog")[0][0] == killed_at[0]
     assert replica.catch_up(**PARALLEL) == ExitStatus.OK, replica.last_error
     _same_as_source(replica)  # every increment exactly once: a repeat would stop (1062)
     assert replica.rows("SELECT SUM(n) FROM hits")[0][0] == 3000

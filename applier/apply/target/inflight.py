@@ -102,6 +102,7 @@ class InFlight:
         self._flush()
         pending = self._pending
         while pending:
+            self._flush()  # a handler that recovered may have sent statements (row by row)
             query, done, seq = pending.popleft()
             try:
                 count = drivers.read_query_result(self.conn, seq)

@@ -125,8 +125,10 @@ class CommitGroup:
         return (len(self.txns) >= limits.transactions or self._row_total >= limits.rows
                 or time.monotonic() - self._opened >= limits.seconds)
 
-    def commit(self) -> None:
-        """Commit the open group, if any, then tell each transaction's bookkeeping."""
+    def commit(self, more: Callable[[float], bool] | None = None) -> None:
+        """Commit the open group, if any, then tell each transaction's bookkeeping
+        (``more``, what the reader has read, matters to a parallel apply only: a group
+        commits now)."""
         if not self.txns:
             return
         try:

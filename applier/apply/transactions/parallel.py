@@ -1,22 +1,35 @@
-"""Parallel apply (``[replication] parallel_workers`` > 1): independent source
-transactions applied on several target connections at once, committed in source order.
+"""Parallel apply (``[replication] parallel_workers`` > 1): the source's transactions
+applied in tasks of a commit group's size on several target connections, one task
+writing while the tasks before it wait for their fsync, committed in source order.
+
+Why this shape (measured, bench/RESULTS.md "Issue 34, item 2"): with OLTP traffic, small
+tasks of consecutive transactions almost always share a row with the task before, so
+tasks that wait for each other's commit before writing run one after the other, and
+each pays its own commit, while one worker merges a whole group of source transactions
+into one target commit. So the unit of parallel work is what one worker would commit at
+once (a merged group: applier.apply.transactions.taskwrite), and what runs in parallel
+is one task's COMMIT (the target's fsync at default durability, the round trip) with the
+next task's conversion and writes: the applier's CPU is its limit, and it no longer
+idles while the target waits on its disk.
 
 The daemon hands transactions over as it does to a commit group
-(applier.apply.transactions.commitgroup:
-``add``, ``full``, ``commit``, ``abandon``, ``len``); what does not join a group (a
-statement, a streamed transaction) it applies itself on its own connection after
-``commit``, which waits for everything in progress.
+(applier.apply.transactions.commitgroup: ``add``, ``full``, ``commit``, ``abandon``,
+``len``); what does not join a group (a statement, a streamed transaction) it applies
+itself on its own connection after ``commit``, which waits for everything in progress.
 
   * Tasks: consecutive transactions are gathered into a task (bounded as a commit group
-    is: ``GroupLimits``) that one worker applies into one target transaction, with the
-    checkpoint of its last transaction. Each task is numbered in source order.
-  * Dependencies (applier.apply.transactions.writeset): a task waits, before it writes anything,
-  until
-    the last earlier task sharing a key with it has committed, so that the rows a
-    transaction touches are as every earlier transaction left them (per-row order). A
-    transaction without a writeset (a table without a NOT NULL unique key, foreign keys,
-    triggers, a key column not in the image) waits for every task in progress and is
-    applied alone on the daemon's connection, the careful way.
+    is: ``GroupLimits``) that one worker writes into one target transaction, merged as
+    one worker merges a group, and commits with the checkpoint of its last transaction.
+    Each task is numbered in source order.
+  * Per-row order, by the target's row locks: a task starts writing only once the task
+    before it has *written* (every statement's result read, so every row lock it needs
+    is held; it only waits for its turn to commit). A row the earlier task changed is
+    locked until it commits: the later task's statement waits on the server and then
+    reads the committed row (row statements are locking reads: the current version).
+    The wait has no cycle: only one task writes at a time, and the tasks it may wait on
+    need no further lock but the checkpoint row's, which no writing task holds. A
+    transaction whose rows are not found by a unique key, or whose changes reach other
+    tables (taskwrite: no keys) is written only once every earlier task has committed.
   * Commit order: a worker that has written its task waits for its turn (every earlier
     task committed), then writes the checkpoint row and commits. The checkpoint row is
     written only inside the turn, so its row lock is never waited for, and every commit
@@ -31,9 +44,7 @@ statement, a streamed transaction) it applies itself on its own connection after
     of the later tasks are applied one by one on the daemon's connection, the careful
     way (``TransactionApplier.apply``), each with its own commit: the failing
     transaction stops naming itself with everything before it committed and nothing
-    after it, or, when the error was not its own (e.g. a lock wait behind a later task
-    waiting for its turn, which the server cannot see as a deadlock: it ends with the
-    lock wait timeout), goes on.
+    after it, or, when the error was not its own, goes on.
   * A signal, the session ending: ``abandon`` lets a task already committing finish,
     rolls back the others and closes the workers' connections.
 """
@@ -48,14 +59,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from applier.apply.transactions.commitgroup import Applied, GroupLimits
+from applier.apply.transactions.taskwrite import write_task
 from applier.apply.transactions.transaction import TransactionApplier
-from applier.apply.transactions.writeset import WriteSets
 from applier.binlog.events import Transaction
 from applier.connection.factory import connect
 from applier.errors import TransientError
 
 log = logging.getLogger(__name__)
 
+_POLL = 0.005  # seconds between looks at the tasks while waiting for the reader (``commit``)
 _QUEUED, _COMMITTED, _FAILED, _DROPPED = "queued", "committed", "failed", "rolled back"
 
 
@@ -64,38 +76,38 @@ class Task:
     seq: int
     txns: list[Transaction] = field(default_factory=list)
     rows: int = 0
-    after: int = 0  # the task it waits for (committed) before writing
     state: str = _QUEUED
     counts: list[tuple[int, Counter]] = field(default_factory=list)
     error: BaseException | None = None
     uncertain: bool = False  # failed in its COMMIT: it may be committed
 
 
+class _Halted(Exception):
+    """A task before this one failed, or the daemon stops: roll this one back."""
+
+
 class ParallelApply:
-    """``applier``: the daemon's TransactionApplier (plans for the writesets; what must be
-    applied alone); ``make_worker()``: a new TransactionApplier on a new connection in the
-    apply session sharing the checkpoint and totals; ``shared(target TableDef)``: the
-    table has foreign keys or triggers; ``applied``: called per transaction, in order,
-    once it is committed, in the daemon's thread."""
+    """``applier``: the daemon's TransactionApplier (what is applied alone, the careful
+    way after a failure); ``make_worker()``: a new TransactionApplier on a new connection
+    in the apply session sharing the checkpoint and totals; ``applied``: called per
+    transaction, in order, once it is committed, in the daemon's thread."""
 
     def __init__(self, applier, make_worker: Callable, workers: int, limits: GroupLimits,
-                 applied: Applied, shared: Callable):
+                 applied: Applied):
         self.applier = applier
         self.limits = limits
         self.applied = applied
-        self.writesets = WriteSets(applier.table_plan, shared)
         self._cond = threading.Condition()
         self._queue: deque[Task] = deque()
         self._active: set[Task] = set()  # handed over, not yet committed or dropped
         self._finished: deque[Task] = deque()  # committed, failed or dropped: to report
         self._committed = 0  # every task up to this one is committed
+        self._written = 0  # every task up to this one has written (or is done)
         self._failed: int | None = None  # the first task that failed
         self._stop = False
         self._next = 1
         self._open: Task | None = None
-        self._open_keys: set = set()
         self._opened = 0.0
-        self._last_writer: dict = {}  # key -> the last task writing it
         self._generation = 0  # plans to forget (a statement changed the target)
         self._plans_seen = applier.plans.generation
         self._appliers = []
@@ -117,31 +129,17 @@ class ParallelApply:
 
     # -- the daemon's thread ------------------------------------------------------------
     def add(self, txn: Transaction) -> None:
-        """Into the open task (handed to a worker once full); a transaction without a
-        writeset is applied alone here, after every one in progress."""
+        """Into the open task (handed to a worker once full)."""
         self._report()
         if self.applier.plans.generation != self._plans_seen:  # DDL applied since
             self._plans_seen = self.applier.plans.generation
             self._generation += 1
-            self.writesets.forget()
-        try:
-            keys = self.writesets.of(txn)
-        except Exception:  # a refusal: named when applied alone
-            log.debug("no writeset for the transaction at %s", txn.end, exc_info=True)
-            keys = None
-        if keys is None:
-            self.commit()
-            rows = self.applier.apply(txn)
-            self.applied(txn, rows, self.applier.lookups)
-            return
         task = self._open
         if task is None:
             task = self._open = Task(0)
-            self._open_keys = set()
             self._opened = time.monotonic()
         task.txns.append(txn)
         task.rows += txn.row_count
-        self._open_keys |= keys
         limits = self.limits
         if (len(task.txns) >= limits.transactions or task.rows >= limits.rows
                 or time.monotonic() - self._opened >= limits.seconds):
@@ -150,12 +148,35 @@ class ParallelApply:
     def full(self) -> bool:
         return False  # a full task is handed over by ``add``; ``commit`` waits
 
-    def commit(self) -> None:
-        """Hand the open task over and wait until every task is committed."""
-        self._hand_over()
-        with self._cond:
-            self._cond.wait_for(lambda: not self._active)
+    def commit(self, more: Callable[[float], bool] | None = None) -> None:
+        """Hand the open task over and wait until every task is committed. With
+        ``more(wait)`` (the daemon's reader has the next transaction read, now or within
+        ``wait`` seconds): while tasks are in progress the open task is kept open for the
+        next transaction (a reader a moment behind does not cut tasks short: each costs
+        a commit); with none in progress it is handed over, and the next task is gathered
+        as soon as a transaction comes while this one commits (``len`` says what is in
+        progress; a last ``commit()`` waits for it)."""
+        if more is not None:
+            if self._busy_until(more) and self._open is not None:
+                return  # a transaction came while tasks were in progress: gather on
+            self._hand_over()
+            if self._busy_until(more):
+                return
+        else:
+            self._hand_over()
+            with self._cond:
+                self._cond.wait_for(lambda: not self._active)
         self._report()
+
+    def _busy_until(self, more: Callable[[float], bool]) -> bool:
+        """Wait until every task has committed (False) or the reader has the next
+        transaction while some are still in progress (True)."""
+        while True:
+            with self._cond:
+                if not self._active:
+                    return False
+            if more(_POLL):  # sleeps on the reader's queue: wakes when a transaction comes
+                return True
 
     def abandon(self) -> None:
         """Stop: a task in its turn commits, the others roll back; workers close."""
@@ -190,12 +211,6 @@ class ParallelApply:
         self._report()
         task.seq = self._next
         self._next += 1
-        writers = self._last_writer
-        if not self._active:
-            writers.clear()
-        task.after = max((writers.get(k, 0) for k in self._open_keys), default=0)
-        for key in self._open_keys:
-            writers[key] = task.seq
         with self._cond:
             self._active.add(task)
             self._queue.append(task)
@@ -242,13 +257,13 @@ class ParallelApply:
                  " its transactions and the %d later one(s) in progress one by one",
                  len(failing.txns), failing.txns[-1].end, failing.error,
                  len(txns) - len(failing.txns))
-        self._last_writer.clear()
         self._generation += 1  # a changed definition may have been the cause
         for txn in txns:
             rows = self.applier.apply(txn)
             self.applied(txn, rows, self.applier.lookups)
         with self._cond:
             self._committed = max(self._committed, redo[-1].seq)
+            self._written = max(self._written, self._committed)
 
     # -- the workers' threads -----------------------------------------------------------
     def _work(self, worker) -> None:
@@ -268,22 +283,27 @@ class ParallelApply:
         return self._stop or (self._failed is not None and self._failed < seq)
 
     def _run(self, worker, task: Task) -> None:
-        """Wait for the task's dependency, write, wait for the turn, commit."""
+        """Wait until the task before has written, write, wait for the turn, commit."""
         seq = task.seq
         with self._cond:
-            self._cond.wait_for(lambda: self._committed >= task.after or self._halted(seq))
+            self._cond.wait_for(lambda: self._written >= seq - 1 or self._halted(seq))
             if self._halted(seq):
                 self._finish(task, _DROPPED)
                 return
         try:
-            for txn in task.txns:
-                task.counts.append(worker.add(txn))
-            worker.read_results()  # every result read: an error is its own, now
+            task.counts = write_task(worker, task.txns, lambda: self._settled(seq))
+        except _Halted:
+            worker.abandon()
+            with self._cond:
+                self._finish(task, _DROPPED)
+            return
         except BaseException as exc:  # noqa: BLE001 - handed to the daemon's thread
             worker.abandon()
             self._fail(task, exc)
             return
         with self._cond:
+            self._written = max(self._written, seq)
+            self._cond.notify_all()
             self._cond.wait_for(lambda: self._committed == seq - 1 or self._halted(seq))
             turn = not self._halted(seq)  # else a failure before it, or a stop
         if not turn:
@@ -302,6 +322,14 @@ class ParallelApply:
         with self._cond:
             self._committed = seq
             self._finish(task, _COMMITTED)
+
+    def _settled(self, seq: int) -> None:
+        """Return once every task before ``seq`` has committed (taskwrite: a transaction
+        without keys); raise _Halted when the task must stop instead."""
+        with self._cond:
+            self._cond.wait_for(lambda: self._committed >= seq - 1 or self._halted(seq))
+            if self._halted(seq):
+                raise _Halted()
 
     def _fail(self, task: Task, exc: BaseException) -> None:
         task.error = exc
@@ -329,5 +357,4 @@ def start(target_cfg, applier, workers: int, limits: GroupLimits,
         except BaseException:
             conn.close()
             raise
-    return ParallelApply(applier, make_worker, workers, limits, applied,
-                         applier.shared_tables())
+    return ParallelApply(applier, make_worker, workers, limits, applied)

@@ -101,6 +101,26 @@ def test_at_depth_one_a_handler_may_recover_with_statements_of_its_own(monkeypat
     assert wire.unread == 0
 
 
+def test_pipelined_a_last_result_handler_may_send_statements_that_drain_then_reads(
+        monkeypatch):
+    # the row writer's batch that matched fewer rows than sent: undone, then row by row,
+    # each row's UPDATE sent ahead from inside the handler (a parallel task hung here:
+    # its statements were never written, and drain waited for their results)
+    wire = Wire(monkeypatch)
+    flight = InFlight(Connection(wire), depth=64)
+    got = []
+
+    def recover(query, error, count):
+        got.append(query)
+        for row in ("UPDATE a", "UPDATE b"):
+            flight.send(row, record(got))
+
+    flight.send("UPDATE 1", recover)
+    flight.drain()
+    assert got[0] == "UPDATE 1" and [q for q, _, _ in got[1:]] == ["UPDATE a", "UPDATE b"]
+    assert wire.unread == 0 and len(flight) == 0
+
+
 def test_discard_reads_every_result_and_forgets_errors(monkeypatch):
     wire = Wire(monkeypatch, answer=lambda sql: RuntimeError("gone"))
     flight = InFlight(Connection(wire), depth=8)

@@ -9,6 +9,7 @@ import threading
 
 from applier.apply.transactions.commitgroup import GroupLimits
 from applier.apply.transactions.parallel import ParallelApply
+from applier.apply.transactions.writeset import WriteSets
 from applier.binlog.events import Transaction
 from applier.core.position import Position
 from tests.unit.recording import RecordingExecutor, TargetServer, applier, ins, upd
@@ -29,6 +30,8 @@ class Workers:
     def __call__(self):
         w = applier(RecordingExecutor(self.count), server=TargetServer())
         w.checkpoint, w.totals = self.main.checkpoint, self.main.totals  # as sibling() shares
+        # the target has no foreign keys, triggers or versioned tables (nothing to ask)
+        w.writesets = WriteSets(w.table_plan, lambda target: False, lambda plan: False)
         self.made.append(w)
         return w
 
@@ -39,8 +42,7 @@ ONE_PER_TASK = GroupLimits(transactions=1)
 def run(main, workers, txns):
     applied = []
     p = ParallelApply(main, workers, 2, ONE_PER_TASK,
-                      lambda t, rows, lookups: applied.append((t.end.log_pos, rows)),
-                      lambda target: False)
+                      lambda t, rows, lookups: applied.append((t.end.log_pos, rows)))
     try:
         for t in txns:
             p.add(t)
@@ -89,3 +91,26 @@ def test_a_transaction_sharing_a_key_waits_for_the_one_before_it():
     first = done.index("INSERT INTO `db`.`t` (`id`, `v`) VALUES (1, 'a')")
     second = done.index("UPDATE `db`.`t` SET `id` = 1, `v` = 'b' WHERE `id` = 1")
     assert first < second
+
+
+def test_commit_with_more_to_read_returns_while_tasks_commit_and_a_last_commit_waits():
+    release = threading.Event()
+
+    def count(sql):
+        release.wait(10)  # the task's statements wait (a target busy elsewhere)
+        return 1
+
+    main = applier(RecordingExecutor())
+    applied = []
+    p = ParallelApply(main, Workers(main, count), 2, ONE_PER_TASK,
+                      lambda t, rows, lookups: applied.append(t.end.log_pos))
+    try:
+        p.add(txn(1, ins(1, "a")))
+        p.commit(more=lambda wait: True)  # the reader has the next one: no wait
+        assert len(p) == 1 and applied == []
+        release.set()
+        p.commit()  # no more: every task committed and told
+        assert applied == [100] and len(p) == 0
+    finally:
+        release.set()
+        p.abandon()
