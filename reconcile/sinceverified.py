@@ -79,7 +79,10 @@ def chain(sessions: list[Session], since: Point, now: Point,
     ordered = sorted(sessions, key=lambda s: (s.started_at, s.id))
     before = [s for s in ordered if s.started_at <= since.time]
     links = [s for s in ordered if s.started_at > since.time]
-    if before and (before[-1].ended_at or before[-1].alive_at) >= since.time:
+    if before and (before[-1].ended_at is None or before[-1].ended_at >= since.time):
+        # running at the point (a session without an end: alive, or killed, which the
+        # checks below find); its last write may precede the point: the next run starts
+        # there (``through``), comparing again what it writes later
         links = [before[-1], *links]
     elif not links:
         if now.mark == since.mark:
@@ -115,6 +118,7 @@ class Scope:
     through: Point | None = None  # what this run counts as checked (the next run's start)
     divergences: int = 0  # recorded by the validator, not marked repaired
     definition: str | None = None  # definition_of the table in this run
+    until: datetime | None = None  # the validator covered [since, until]: this run's start
 
     def widened(self, why: str, start: Point) -> Scope:
         return replace(self, kind=FULL, reason=why, unchecked={}, through=start)
@@ -131,8 +135,9 @@ class Scope:
 
     def fields(self, ranges: list | None = None) -> dict:
         """The table's report fields (reconcile.report.TableReport)."""
-        covered = {} if self.kind == FULL or self.since is None or self.through is None \
-            else {"from": self.since.to_dict()["time"], "to": self.through.to_dict()["time"]}
+        covered = {} if self.kind == FULL or self.since is None or self.until is None \
+            else {"from": self.since.to_dict()["time"],
+                  "to": Point(self.until, None).to_dict()["time"]}
         return {"scope": self.kind, "scope_reason": self.reason,
                 "scope_ranges": ranges or [], "covered": covered,
                 "checked_through": {**self.through.to_dict(), "definition": self.definition}
@@ -171,11 +176,12 @@ def decide(since: Point | str, sessions: list[Session], now: Point, start: Point
             divergences=len(divergences))
     if not by_key:
         return Scope(COVERED, "every applied row checked by the validator", since=since,
-                     through=through)
+                     through=through, until=start.time)
     rows = sum(u.rows for u in by_key.values())
     reasons = sorted({r for u in by_key.values() for r in u.reasons})
     return Scope(RANGES, f"{rows} row change(s) not checked by the validator ("
-                 f"{', '.join(reasons)})", by_key, since, through, len(divergences))
+                 f"{', '.join(reasons)})", by_key, since, through, len(divergences),
+                 until=start.time)
 
 
 def predicates(scope: Scope, plan: ComparePlan

@@ -189,3 +189,15 @@ def test_a_starting_point_older_than_the_records_kept_compares_whole():
     old = Point(START.time - timedelta(days=7, seconds=1), "m3")
     got = decide(old, [live(1, -10**6, "m0", 998)], START, START, [], [])
     assert got.kind == FULL and "kept 7 days" in got.reason
+
+
+def test_a_live_session_whose_last_write_precedes_the_point_still_covers():
+    # running since 0, last wrote at 99, the point at 100, now 101: it ran through the
+    # point; covered up to its last write (the next run starts there)
+    got, why = chain([live(1, 0, "m0", 99, "m8")], Point(at(100), "m3"), Point(at(101), "m9"))
+    assert got == Point(at(99), "m8") and why == ""
+    scope = decide(Point(at(100), "m3"), [live(1, 0, "m0", 99, "m8")], Point(at(101), "m9"),
+                   Point(at(101), "m9"), [], [])
+    assert scope.kind == COVERED and scope.through == Point(at(99), "m8")
+    assert scope.fields()["covered"] == {"from": at(100).isoformat(sep=" "),
+                                         "to": at(101).isoformat(sep=" ")}
