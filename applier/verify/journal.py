@@ -114,8 +114,9 @@ def parse(text: str) -> list[Check]:
             items = json.loads(raw)
         except json.JSONDecodeError:
             continue
-        if isinstance(items, dict):  # a committed group (append_group)
-            out += checks_of(items["s"], items["g"], values=untag)
+        if isinstance(items, dict):  # a committed group (append_group); a snapshot's mark
+            if "g" in items:
+                out += checks_of(items["s"], items["g"], values=untag)
             continue
         for table, cols, key, expected, seq in items:
             out.append(Check(table, tuple(cols), tuple(untag(v) for v in key),
@@ -137,18 +138,7 @@ def segment_name(seq: int) -> str:
 
 def _groups_after(text: str, mark: int) -> list[Check]:
     """The checks of ``text``'s lines numbered after ``mark`` (a torn line left out)."""
-    out = []
-    for raw in text.splitlines():
-        try:
-            items = json.loads(raw)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(items, dict) and "g" in items:
-            if items["s"] > mark:
-                out += checks_of(items["s"], items["g"], values=untag)
-        elif isinstance(items, list):
-            out += [c for c in parse(raw) if c.seq > mark]
-    return out
+    return [c for c in parse(text) if c.seq > mark]
 
 
 def snapshot_text(mark: int, pending: list[Check]) -> str:
