@@ -1,5 +1,6 @@
 """Fixtures for replication through the applier (see harness.Replica)."""
 
+import pymysql
 import pytest
 
 from tests.integration.harness import Replica
@@ -44,3 +45,23 @@ def spark():
     session = job.spark_session("local[2]", job.jdbc.default_jar())
     yield session
     session.stop()
+
+
+@pytest.fixture
+def small_target_packet(replica):
+    """The target's max_allowed_packet at 1 MiB for new sessions; restored afterwards
+    (the call: restore it now)."""
+    def set_global(value: int) -> None:
+        conn = pymysql.connect(**replica.target_cfg.pymysql_kwargs(), autocommit=True)
+        with conn.cursor() as cur:
+            cur.execute("SET GLOBAL max_allowed_packet = %s", (value,))
+        conn.close()
+
+    conn = pymysql.connect(**replica.target_cfg.pymysql_kwargs())
+    with conn.cursor() as cur:
+        cur.execute("SELECT @@global.max_allowed_packet")
+        original = cur.fetchone()[0]
+    conn.close()
+    set_global(1 << 20)
+    yield lambda: set_global(original)
+    set_global(original)

@@ -18,26 +18,6 @@ pytestmark = pytest.mark.integration
 MIB = 1 << 20
 
 
-@pytest.fixture
-def small_target_packet(replica):
-    """The target's max_allowed_packet at 1 MiB for new sessions; restored afterwards
-    (the call: restore it now)."""
-    def set_global(value: int) -> None:
-        conn = pymysql.connect(**replica.target_cfg.pymysql_kwargs(), autocommit=True)
-        with conn.cursor() as cur:
-            cur.execute("SET GLOBAL max_allowed_packet = %s", (value,))
-        conn.close()
-
-    conn = pymysql.connect(**replica.target_cfg.pymysql_kwargs())
-    with conn.cursor() as cur:
-        cur.execute("SELECT @@global.max_allowed_packet")
-        original = cur.fetchone()[0]
-    conn.close()
-    set_global(MIB)
-    yield lambda: set_global(original)
-    set_global(original)
-
-
 def _insert_blob(replica, table: str, key, size: int, fill: str) -> None:
     """A row written on the source without a client statement of its size."""
     replica.src(f"INSERT INTO {table} VALUES ({key}, REPEAT({fill}, {size}))")

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 
-import pymysql
 import pytest
 
 from applier.errors import ExitStatus
@@ -113,25 +112,6 @@ def test_table_dropped_on_the_target_while_running_stops_with_1146(replica, tmp_
     status = daemon.status()
     assert status["state"] == "error" and status["last_error_code"] == 1146
     assert "doesn't exist" in status["last_error"] and "ignore_tables" in status["last_error"]
-
-
-@pytest.fixture
-def small_target_packet(replica):
-    """The target's max_allowed_packet at 1 MiB for new sessions; restored afterwards."""
-    def set_global(value: int) -> None:
-        conn = pymysql.connect(**replica.target_cfg.pymysql_kwargs(), autocommit=True)
-        with conn.cursor() as cur:
-            cur.execute("SET GLOBAL max_allowed_packet = %s", (value,))
-        conn.close()
-
-    conn = pymysql.connect(**replica.target_cfg.pymysql_kwargs())
-    with conn.cursor() as cur:
-        cur.execute("SELECT @@global.max_allowed_packet")
-        original = cur.fetchone()[0]
-    conn.close()
-    set_global(1 << 20)
-    yield lambda: set_global(original)
-    set_global(original)
 
 
 def test_row_larger_than_the_targets_max_allowed_packet_stops_with_1153(replica,
