@@ -234,10 +234,8 @@ class Daemon:
             if new is exc:
                 raise
             raise new from exc
-        finally:
+        finally:  # what was not committed is not checked: its applier's staging goes
             target.close()
-            if self.verifier is not None:  # what was not committed is not checked
-                self.verifier.discard()
 
     def _connected(self, target) -> None:
         source = None
@@ -375,7 +373,7 @@ class Daemon:
         """[verify] mode sample or full: the validator thread, fed by the row writer."""
         self.verifier = verify_wiring.start(self.cfg, self.metrics)
         if self.verifier is not None:
-            self.options = replace(self.options, observe=self.verifier.stage)
+            self.options = replace(self.options, observe=self.verifier.staging)
             self.live.verify = self.verifier.status
 
     def _verify_stopped(self) -> None:
@@ -418,8 +416,6 @@ class Daemon:
         """A transaction is committed (alone or with its group), or skipped: the target
         had executed it (keep_source_gtids)."""
         self.outage.progress()
-        if self.verifier is not None and not skipped:
-            self.verifier.committed()
         self.live.position, self.live.waiting_for = txn.end, None  # its locks were granted
         lag = max(0, int(time.time()) - txn.timestamp) if txn.timestamp else 0
         self.live.seconds_behind_source = lag

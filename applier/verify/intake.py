@@ -1,18 +1,23 @@
 """The hand-over of applied rows from the applying thread to the validator ([verify]),
 costing the applying thread as little as it can.
 
-``Intake`` (the applying thread): per group of rows written (``stage``, before the
-commit) one list entry (the table, the key columns its lookup uses, the images as the
-apply converted them); per committed group (``committed``) one encoding (a journal line,
-applier.verify.journal), one journal write and flush (kill -9 loses no committed group's
-checks), and the same bytes handed over (``send``: to the validator process's pipe,
-applier.verify.process). ``Inbox`` (the validator's side): the groups received, made
-into checks when the validator thread takes them."""
+``Intake`` and a ``Staging`` per target connection (the applying threads): per group of
+rows written (``Staging.stage``, before the commit) one list entry (the table, the key
+columns its lookup uses, the images as the apply converted them); per committed target
+transaction (``Staging.committed``, right after its COMMIT, in the committing thread) one
+encoding (a journal line, applier.verify.journal), one journal write and flush (kill -9
+loses no committed group's checks), and the same bytes handed over (``send``: to the
+validator process's pipe, applier.verify.process); a rollback forgets what its
+connection staged (``Staging.discard``), so rows of a parallel task rolled back, or of a
+transaction applied again after a lost row lock, are never checked as committed.
+``Inbox`` (the validator's side): the groups received, made into checks when the
+validator thread takes them."""
 
 from __future__ import annotations
 
 import contextlib
 import json
+import threading
 import time
 from collections import deque
 
@@ -23,15 +28,22 @@ Batch = tuple  # (target db.table, key columns, delete?, images)
 
 
 class Intake:
+    """Shared by every target connection the daemon applies on (parallel workers too):
+    each has its own ``Staging`` (``staging()``); ``committed`` hands a committed
+    transaction's batches over, one at a time, in the order the commits happened."""
+
     def __init__(self, journal: Journal | None, send, unchecked):
         self.journal = journal
         self.send = send  # (committed at, group number, encoded line) -> None
         self.unchecked = unchecked  # (table, why) -> None: said once per table
-        self._staged: list[Batch] = []
         self.seq = 0  # without a journal
+        self._lock = threading.Lock()  # one journal line and one send at a time
 
-    def stage(self, tp, rows) -> None:
-        """A group of converted rows written (not yet committed)."""
+    def staging(self) -> Staging:
+        return Staging(self)
+
+    def batches(self, tp, rows, out: list[Batch]) -> None:
+        """A group of converted rows written (not yet committed): appended to ``out``."""
         target = tp.target
         name = f"{target.schema}.{target.table}"
         delete = rows.kind == "delete"
@@ -49,31 +61,49 @@ class Intake:
                     return
                 if plan.columns != cols:
                     if run:
-                        self._staged.append((name, cols, delete, run))
+                        out.append((name, cols, delete, run))
                     cols, run = plan.columns, []
             run.append(image)
         if run:
-            self._staged.append((name, cols, delete, run))
+            out.append((name, cols, delete, run))
+
+    def committed(self, staged: list[Batch]) -> None:
+        """``staged`` is committed: journaled (one line, one flush), then handed over.
+        Called by the committing thread right after its COMMIT, before the next commit
+        on any connection can happen (commits are in source order): the journal's order
+        is the commit order."""
+        with self._lock:
+            now = time.monotonic()
+            if self.journal is not None:
+                seq = self.journal.next_seq()
+            else:
+                self.seq += 1
+                seq = self.seq
+            data = group_line(seq, staged).encode()
+            if self.journal is not None:
+                self.journal.append(data)
+            self.send(now, seq, data)
+
+
+class Staging:
+    """One target connection's rows written in its open transaction: handed over when
+    it commits (``committed``), forgotten when it rolls back (``discard``: a rollback, a
+    lost row lock retried, a parallel task dropped). Only its own connection's thread
+    uses it."""
+
+    def __init__(self, intake: Intake):
+        self.intake = intake
+        self._staged: list[Batch] = []
+
+    def stage(self, tp, rows) -> None:
+        self.intake.batches(tp, rows, self._staged)
 
     def committed(self) -> None:
-        """What was staged is committed: journaled (one line, one flush), then handed
-        over."""
-        if not self._staged:
-            return
-        staged, self._staged = self._staged, []
-        now = time.monotonic()
-        if self.journal is not None:
-            seq = self.journal.next_seq()
-        else:
-            self.seq += 1
-            seq = self.seq
-        data = group_line(seq, staged).encode()
-        if self.journal is not None:
-            self.journal.append(data)
-        self.send(now, seq, data)
+        if self._staged:
+            staged, self._staged = self._staged, []
+            self.intake.committed(staged)
 
     def discard(self) -> None:
-        """What was staged was rolled back (the session ended)."""
         self._staged = []
 
 

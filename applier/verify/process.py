@@ -1,5 +1,5 @@
 """The daemon's side of the validator process ([verify]): what the daemon calls
-(``stage``, ``committed``, ``discard``, ``status``, ``fatal``, ``finish``, ``close``),
+(``staging()`` per target connection, ``status``, ``fatal``, ``finish``, ``close``),
 with the validator itself in a child process (applier.verify.child) so that its reads
 and comparisons (the CPU of one check is about that of applying the row) run beside the
 applying thread instead of taking turns with it for the interpreter lock.
@@ -66,14 +66,15 @@ class VerifyProcess:
                                 "loaded": loaded, "mark": self.journal.seq, "saved": saved})
         self._reader = threading.Thread(target=self._read, name="verify-reader", daemon=True)
         self._reader.start()
+        self._writing = threading.Lock()  # the pipe's writers: committing threads, workers
         self.intake = Intake(self.journal, self._send, self._say_unchecked)
-        self.stage, self.committed = self.intake.stage, self.intake.committed
-        self.discard = self.intake.discard
+        self.staging = self.intake.staging  # per target connection (applier.verify.intake)
 
     # -- the applying thread -------------------------------------------------------------
     def _send(self, at: float, seq: int, data: bytes) -> None:
         try:
-            send_group(self._fd, at, seq, data)
+            with self._writing:
+                send_group(self._fd, at, seq, data)
         except (BrokenPipeError, OSError):
             raise self._ended() from None
 
@@ -89,7 +90,8 @@ class VerifyProcess:
             self._unchecked.add(table)
             log.warning("verification: table '%s' is not checked: %s", table, why)
             try:  # the coverage record (in the validator process) counts it unchecked
-                send_message(self._fd, ("unchecked", table, why))
+                with self._writing:
+                    send_message(self._fd, ("unchecked", table, why))
             except OSError:
                 raise self._ended() from None
 
@@ -145,7 +147,8 @@ class VerifyProcess:
     def _end(self, message, wait: float) -> None:
         if not self._done.is_set():
             try:
-                send_message(self._fd, message)
+                with self._writing:
+                    send_message(self._fd, message)
             except OSError:
                 pass
             self._done.wait(wait)

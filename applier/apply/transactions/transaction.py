@@ -83,7 +83,8 @@ class ApplyOptions:
     transaction_retries: int = 10
     # names that change between source and target: rewrite_db, [[tables]]
     names: Renames = field(default_factory=Renames, compare=False, hash=False)
-    # [verify]: called with each group of converted rows written (applier.verify)
+    # [verify]: makes each target connection's Staging (applier.verify.intake): its
+    # groups of converted rows written, handed over when it commits
     observe: Callable | None = field(default=None, compare=False, hash=False)
 
 
@@ -112,7 +113,10 @@ class TransactionApplier:
         self.context = ErrorContext()  # what is being applied, for error messages
         self.lock_retries = LockRetries(options.transaction_retries)
         self.writer = RowWriter(self.executor, self.context, options.idempotent)
-        self.writer.observe = options.observe  # [verify] (applier.verify.validator)
+        # [verify]: this connection's rows written, handed over once committed
+        # (applier.verify.intake.Staging)
+        self.staging = options.observe() if options.observe is not None else None
+        self.writer.observe = self.staging.stage if self.staging is not None else None
         # foreign key / unique checks per rows event's flags (after the statement in flight)
         self.checks = SessionChecks(self.executor.drain)
         # system-versioned target tables (read after the statement in flight)
@@ -329,6 +333,8 @@ class TransactionApplier:
         if kept is not None:
             kept.leave(ex)
         self.checkpoint.executed = executed
+        if self.staging is not None:  # committed: its rows to the validator, in order
+            self.staging.committed()
 
     def _skip(self, txn: Transaction) -> int:
         """A transaction the target executed already (keep_source_gtids): not applied;
@@ -362,6 +368,8 @@ class TransactionApplier:
         self.totals.lookups.update(lookups)
 
     def _rollback(self) -> None:
+        if self.staging is not None:
+            self.staging.discard()
         try:
             self.executor.rollback()
             if self.kept is not None:

@@ -54,9 +54,9 @@ def _applied(cov, rows, unique: bool = True, **verify) -> Validator:
     inbox = Inbox()
     cfg = VerifyConfig(settle_ms=600000, **verify)
     v = Validator(cfg, ServerConfig(port=1), recorder=None, inbox=inbox, coverage=cov)
-    intake = Intake(None, inbox.hand, cov.whole_table)  # the process forwards it so
-    intake.stage(_table(unique), rows)
-    intake.committed()
+    staging = Intake(None, inbox.hand, cov.whole_table).staging()  # the process forwards it so
+    staging.stage(_table(unique), rows)
+    staging.committed()
     v.close()
     return v
 

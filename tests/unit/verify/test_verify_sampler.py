@@ -102,7 +102,7 @@ def _tp(table="t", columns=("id",), unique=True):
 def test_one_journal_line_and_one_hand_over_per_committed_group(tmp_path):
     j = Journal(str(tmp_path))
     said, inbox = [], Inbox()
-    intake = Intake(j, inbox.hand, lambda table, why: said.append(table))
+    intake = Intake(j, inbox.hand, lambda table, why: said.append(table)).staging()
     at = datetime.datetime(2026, 1, 2, 3, 4, 5, 6)
     intake.stage(_tp(), ConvertedRows("insert", [], [{"id": 1, "v": b"\x00"},
                                                      {"id": 2, "v": Decimal("1.50")}]))
@@ -110,7 +110,7 @@ def test_one_journal_line_and_one_hand_over_per_committed_group(tmp_path):
     intake.stage(_tp("u", unique=False), ConvertedRows("insert", [], [{"x": 1}]))
     intake.stage(_tp(), ConvertedRows("delete", [{"id": 2, "v": None}], []))
     intake.committed()
-    intake.committed()  # the group's other transactions: nothing more staged
+    intake.committed()  # nothing more staged since: no second line
     assert said == ["db.u"] and len(inbox) == 1
     assert len(j.path.read_text().splitlines()) == 1
     groups = inbox.take(settle=1.5)
@@ -138,12 +138,30 @@ def test_a_group_line_tags_only_what_json_has_no_type_for_and_a_torn_one_is_left
 
 def test_rolled_back_rows_are_not_handed_over(tmp_path):
     inbox = Inbox()
-    intake = Intake(Journal(str(tmp_path)), inbox.hand, lambda *a: None)
+    intake = Intake(Journal(str(tmp_path)), inbox.hand, lambda *a: None).staging()
     intake.stage(_tp(), ConvertedRows("insert", [], [{"id": 1}]))
     intake.discard()
     intake.committed()
     assert len(inbox) == 0 and inbox.take(1.0) == []
     assert not (tmp_path / "verify-pending.jsonl").exists()
+
+
+def test_each_connection_hands_over_only_its_own_committed_rows_in_commit_order(tmp_path):
+    """Parallel workers: task 2 writes on its connection while task 1 commits on another;
+    task 1's commit hands over task 1's rows only; task 3 rolled back is never checked."""
+    inbox = Inbox()
+    intake = Intake(Journal(str(tmp_path)), inbox.hand, lambda *a: None)
+    one, two, three = intake.staging(), intake.staging(), intake.staging()
+    one.stage(_tp(), ConvertedRows("insert", [], [{"id": 1}]))
+    two.stage(_tp(), ConvertedRows("insert", [], [{"id": 2}]))
+    three.stage(_tp(), ConvertedRows("insert", [], [{"id": 3}]))
+    one.committed()
+    assert [[c.key for c in g] for g in inbox.take(0.0)] == [[(1,)]]
+    three.discard()
+    two.committed()
+    three.committed()
+    assert [[c.key for c in g] for g in inbox.take(0.0)] == [[(2,)]]
+    assert [c.key for c in Journal(str(tmp_path)).load()] == [(1,), (2,)]
 
 
 def test_an_int_key_is_kept_as_it_is_and_still_equals_its_decimal_form():
