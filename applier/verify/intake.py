@@ -21,6 +21,7 @@ import threading
 import time
 from collections import deque
 
+from applier.verify.compare import key_of
 from applier.verify.journal import Journal, checks_of, group_line, untag
 from applier.verify.pending import Check
 
@@ -47,6 +48,8 @@ class Intake:
         target = tp.target
         name = f"{target.schema}.{target.table}"
         delete = rows.kind == "delete"
+        if rows.kind == "update":
+            self._moved(tp, name, rows, out)
         names = cols = None
         run: list = []
         for image in rows.befores if delete else rows.afters:
@@ -66,6 +69,53 @@ class Intake:
             run.append(image)
         if run:
             out.append((name, cols, delete, run))
+
+    def _moved(self, tp, name: str, rows, out: list[Batch]) -> None:
+        """Updates that change a row's key: the old key must be gone afterwards (checked
+        for absence, as a delete is), unless another row of the same event took it. Its
+        check comes before the new images' so that a key left and taken again in one
+        group ends with the newest state. A before image without the key's columns (a
+        minimal image of another key) leaves the old key unchecked."""
+        names = plan = None
+        moved: list[tuple[tuple, dict, tuple]] = []
+        for before, after in zip(rows.befores, rows.afters, strict=False):
+            if not before or not after:
+                continue
+            these = after.keys()
+            if these != names:
+                names = frozenset(these)
+                plan = tp.lookup(names)
+                if not plan.unique:
+                    return  # the table is not checked (said by ``batches``)
+            cols = plan.columns
+            try:
+                was = tuple(before[c] for c in cols)
+            except KeyError:
+                continue
+            if was != tuple(after[c] for c in cols):
+                moved.append((cols, {c: before[c] for c in cols}, was))
+        if not moved:
+            return
+        taken = set()  # the keys the event's rows have afterwards
+        names = None
+        for after in rows.afters:
+            if after:
+                if after.keys() != names:
+                    names = frozenset(after.keys())
+                    cols = tp.lookup(names).columns
+                taken.add((cols, key_of(after[c] for c in cols)))
+        run: list = []
+        run_cols = None
+        for cols, old, was in moved:
+            if (cols, key_of(was)) in taken:
+                continue
+            if cols != run_cols:
+                if run:
+                    out.append((name, run_cols, True, run))
+                run_cols, run = cols, []
+            run.append(old)
+        if run:
+            out.append((name, run_cols, True, run))
 
     def committed(self, staged: list[Batch]) -> None:
         """``staged`` is committed: journaled (one line, one flush), then handed over.

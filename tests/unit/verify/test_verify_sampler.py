@@ -170,3 +170,20 @@ def test_an_int_key_is_kept_as_it_is_and_still_equals_its_decimal_form():
     assert a == b and hash(a) == hash(b) and type(a[0]) is int
     assert compare.same("abc", "abc") and not compare.same("abc", "abd")
     assert compare.same(1, True) == compare.same(Decimal(1), True)  # the slow path decides
+
+
+def test_an_update_moving_a_key_checks_the_old_key_gone_unless_another_row_took_it():
+    inbox = Inbox()
+    staging = Intake(None, inbox.hand, lambda *a: None).staging()
+    staging.stage(_tp(), ConvertedRows("insert", [], [{"id": 5, "v": 1}]))
+    staging.stage(_tp(), ConvertedRows("update", [{"id": 5, "v": 1}, {"id": 1, "v": 2},
+                                                  {"id": 2, "v": 3}, {"id": 7, "v": 4}],
+                                       [{"id": 50, "v": 1}, {"id": 9, "v": 2},
+                                        {"id": 1, "v": 3}, {"id": 7, "v": 5}]))
+    staging.committed()
+    checks = inbox.take(0.0)[0]
+    # the old keys 5 and 2 are gone; 1 was taken by the row that was 2; 7 did not move
+    assert [(c.key, c.expected) for c in checks] == [
+        ((5,), {"id": 5, "v": 1}), ((5,), None), ((2,), None),
+        ((50,), {"id": 50, "v": 1}), ((9,), {"id": 9, "v": 2}), ((1,), {"id": 1, "v": 3}),
+        ((7,), {"id": 7, "v": 5})]
