@@ -177,6 +177,12 @@ class Pending:
         with self._lock:
             self._inflight.difference_update(names)
 
+    def not_checked(self, n: int) -> None:
+        """Checks taken out that cannot be read (the target's definition changed): counted
+        with the dropped ones."""
+        with self._lock:
+            self.dropped += n
+
     def again(self, name: tuple, check: Check) -> None:
         """Re-queue a check found different once, unless a newer one is queued (it may
         exceed the limit by the batch being read: it was counted in it before)."""

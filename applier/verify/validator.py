@@ -21,9 +21,12 @@ import threading
 import time
 from collections import Counter, defaultdict
 
+import pymysql
+
 from applier.config.model import ServerConfig, VerifyConfig
 from applier.connection.factory import connect
 from applier.errors import ReplicationStopped
+from applier.server_codes import error_code
 from applier.sql.names import qualified, quote
 from applier.verify import compare
 from applier.verify.coverage import NoCoverage
@@ -34,6 +37,8 @@ from applier.verify.record import Recorder
 
 log = logging.getLogger(__name__)
 BATCH = 500  # keys per SELECT
+# the read of a check names a table or column the target no longer has
+_DEFINITION_GONE = (1054, 1146)
 DIVERGENCE = 13000  # the code of a divergence in last_error_code (outside the servers')
 
 
@@ -56,6 +61,7 @@ class Validator:
         self.divergent: Counter = Counter(saved.get("divergent") or {})
         self.fatal: ReplicationStopped | None = None
         self._unchecked: set[str] = set()  # tables said not to be checked
+        self._stale_said: set[tuple] = set()  # (table, columns) said changed on the target
         self._stop = threading.Event()
         self._wake = threading.Event()
         self._conn = None
@@ -231,7 +237,39 @@ class Validator:
             groups[(c.table, c.key_columns)].append((name, c))
         for (table, cols), items in groups.items():
             for i in range(0, len(items), BATCH):
-                self._check_rows(table, cols, items[i:i + BATCH])
+                try:
+                    self._check_rows(table, cols, items[i:i + BATCH])
+                except pymysql.err.MySQLError as exc:
+                    if error_code(exc) not in _DEFINITION_GONE:
+                        raise  # a lost connection: the whole batch is read again
+                    self._stale(table, cols, len(items[i:i + BATCH]), exc)
+
+    def _stale(self, table: str, cols: tuple[str, ...], n: int, exc) -> None:
+        """Checks staged under a definition the target no longer has (its key column or
+        the table renamed or dropped on the target while they waited): they cannot be
+        read; counted in verify_dropped, and the table counts as unchecked (reconcile
+        --since-verified compares it whole). Rows applied under the new definition are
+        checked as usual."""
+        self.pending.not_checked(n)
+        self.coverage.whole_table(table, "its definition changed on the target while"
+                                  " checks were pending")
+        if (table, cols) not in self._stale_said:
+            self._stale_said.add((table, cols))
+            log.warning("verification: table '%s': %d pending check(s) by key (%s) cannot be"
+                        " read, the target's definition changed (%s): not checked (counted"
+                        " in verify_dropped); rows applied since are checked", table, n,
+                        ", ".join(cols), exc)
+
+    def _gone(self, table: str, columns: list[str]) -> None:
+        """Columns of a check's image the target table no longer has (renamed or dropped
+        on the target after the row was applied): not compared, said once per table."""
+        self.coverage.whole_table(table, "its definition changed on the target while"
+                                  " checks were pending")
+        if (table, tuple(columns)) not in self._stale_said:
+            self._stale_said.add((table, tuple(columns)))
+            log.warning("verification: table '%s' no longer has column(s) %s (changed on"
+                        " the target while checks were pending): rows applied before the"
+                        " change are compared without them", table, ", ".join(columns))
 
     def _check_rows(self, table: str, cols: tuple[str, ...], items) -> None:
         found = self._read(table, cols, [c.key for _, c in items])
@@ -263,7 +301,12 @@ class Validator:
             return [] if row is None else ["(row present)"]
         if row is None:
             return ["(row missing)"]
-        return compare.differing(c.expected, row, self._skipped_columns(c.table, row))
+        skip = self._skipped_columns(c.table, row)
+        gone = [col for col in c.expected if col not in row]
+        if gone:
+            self._gone(c.table, gone)
+            skip = skip | frozenset(gone)
+        return compare.differing(c.expected, row, skip)
 
     def _skipped_columns(self, table: str, row: dict) -> frozenset:
         return self._json.get(table, frozenset())
