@@ -42,14 +42,7 @@ def test_differing_target_only_the_hand_change_is_reported_by_target_names(repli
         wait_for("the rows on the target", lambda: replica.rows(
             "SELECT COUNT(*) FROM orders_v2 WHERE sku = 'c5x'")[0][0] == 1, interval=0.05)
         replica.tgt("UPDATE orders_v2 SET price = 9.9 WHERE sku = 'c7'")
-        seen: list[dict] = []
-        try:
-            st = wait_for("a check per key", lambda: (lambda x: seen.append(x) or (
-                x.get("verify_pending") == 0 and x.get("rows_verified", 0) >= 21 and x))(
-                _status(config)), timeout=60)
-        except AssertionError:
-            daemon.stop()
-            raise AssertionError((seen[-1:], daemon.stderr[-3000:])) from None
+        st = _checked(config, daemon, lambda x: x.get("rows_verified", 0) >= 21)
         assert daemon.stop() == ExitStatus.OK, daemon.stderr
     assert replica.rows("SELECT note, added, qty, big FROM orders_v2 WHERE sku = 'c3'") == \
         [("d\u00e9j\u00e0", "new", 4, 32767)]  # converted: latin1, BIGINT, clipped SMALLINT
@@ -60,6 +53,18 @@ def test_differing_target_only_the_hand_change_is_reported_by_target_names(repli
     assert [(t, json.loads(k), json.loads(c)) for t, k, c in found] == \
         [(f"{s}.orders_v2", ["c7"], ["price"])], found
     assert f"table '{s}.orders_v2' row (sku='c7') diverges at column price" in daemon.stderr
+
+
+def _checked(config, daemon: Foreground, enough) -> dict:
+    """The status once no check is pending and ``enough(status)``; on a timeout the daemon
+    is stopped and the last status and log are shown."""
+    seen: list[dict] = []
+    try:
+        return wait_for("the checks", lambda: (lambda x: seen.append(x) or (
+            x.get("verify_pending") == 0 and enough(x) and x))(_status(config)), timeout=60)
+    except AssertionError:
+        daemon.stop()
+        raise AssertionError((seen[-1:], daemon.stderr[-3000:])) from None
 
 
 def _status(config) -> dict:
@@ -92,14 +97,7 @@ def test_a_target_rename_while_checks_are_pending_gives_no_false_report(replica,
         wait_for("the rows after the rename", lambda: replica.rows(
             "SELECT COUNT(*) FROM t WHERE uid = 31")[0][0] == 1, interval=0.05)
         replica.tgt("UPDATE t SET email_address = 'by hand' WHERE uid = 31")
-        seen: list[dict] = []
-        try:
-            st = wait_for("the checks after the rename", lambda: (lambda x: seen.append(x) or (
-                x.get("verify_pending") == 0 and x.get("rows_divergent", 0) >= 1 and x))(
-                _status(config)), timeout=60)
-        except AssertionError:
-            daemon.stop()
-            raise AssertionError((seen[-1:], daemon.stderr[-3000:])) from None
+        st = _checked(config, daemon, lambda x: x.get("rows_divergent", 0) >= 1)
         assert daemon.stop() == ExitStatus.OK, daemon.stderr
     assert st["rows_divergent"] == 1, (st, daemon.stderr[-3000:])
     assert f"table '{s}.t' row (uid=31) diverges at column email_address" in daemon.stderr
