@@ -33,9 +33,9 @@ static PyObject *name_of(PyObject *names, PyObject *key) {
 
 /* One image renamed into a new dict; NULL with an error set. */
 static PyObject *rename_one(PyObject *image, PyObject *names) {
-    PyObject *renamed = PyDict_New();
-    if (!renamed) return NULL;
     Py_ssize_t pos = 0, size = PyDict_GET_SIZE(image);
+    PyObject *renamed = _PyDict_NewPresized(size); /* no resize while it fills */
+    if (!renamed) return NULL;
     PyObject *key, *value;
     Py_ssize_t count = PyTuple_GET_SIZE(names);
     while (PyDict_Next(image, &pos, &key, &value)) {
