@@ -3,6 +3,9 @@
  * of images in one call (applier.convert.mapping.TableMapping.convert_images; the Python
  * comprehension there is the reference and the fallback, tests/unit/apply/rows/test_plans.py).
  *
+ * Also same_shape(images): whether converted images share one key order and one value
+ * type per position (applier.apply.rows.batching.same_types' first question; below).
+ *
  * rename_images(images, names) -> list of dicts; images: list of dicts keyed by int
  * column indexes; names: tuple of target names by source index. A key is looked up as
  * names[key] is in Python (negative indexes count from the end; out of range raises
