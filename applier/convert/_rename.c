@@ -3,6 +3,9 @@
  * of images in one call (applier.convert.mapping.TableMapping.convert_images; the Python
  * comprehension there is the reference and the fallback, tests/unit/apply/rows/test_plans.py).
  *
+ * Also same_shape(images): whether converted images share one key order and one value
+ * type per position (applier.apply.rows.batching.same_types' first question; below).
+ *
  * rename_images(images, names) -> list of dicts; images: list of dicts keyed by int
  * column indexes; names: tuple of target names by source index. A key is looked up as
  * names[key] is in Python (negative indexes count from the end; out of range raises
@@ -33,9 +36,9 @@ static PyObject *name_of(PyObject *names, PyObject *key) {
 
 /* One image renamed into a new dict; NULL with an error set. */
 static PyObject *rename_one(PyObject *image, PyObject *names) {
-    PyObject *renamed = PyDict_New();
-    if (!renamed) return NULL;
     Py_ssize_t pos = 0, size = PyDict_GET_SIZE(image);
+    PyObject *renamed = _PyDict_NewPresized(size); /* no resize while it fills */
+    if (!renamed) return NULL;
     PyObject *key, *value;
     Py_ssize_t count = PyTuple_GET_SIZE(names);
     while (PyDict_Next(image, &pos, &key, &value)) {
@@ -105,8 +108,71 @@ fail:
     return NULL;
 }
 
+/* same_shape(images) -> True, False or None: whether every image of the list has the
+ * first one's keys in its order and values of its types (type by type, None a type of its
+ * own), what applier.apply.rows.batching.same_types first asks of a batch. None when it
+ * cannot tell without Python code (an image not exactly a dict, a key not exactly a str,
+ * an empty list): the caller asks in Python. No Python code runs while it walks. */
+static PyObject *same_shape(PyObject *self, PyObject *args) {
+    PyObject *images;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "O!", &PyList_Type, &images)) return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(images);
+    if (n == 0) Py_RETURN_NONE;
+    PyObject *first = PyList_GET_ITEM(images, 0);
+    if (!PyDict_CheckExact(first)) Py_RETURN_NONE;
+    Py_ssize_t width = PyDict_GET_SIZE(first);
+    PyObject **keys = PyMem_Malloc(sizeof(PyObject *) * (size_t)(width ? width : 1));
+    PyTypeObject **types = PyMem_Malloc(sizeof(PyTypeObject *) * (size_t)(width ? width : 1));
+    PyObject *answer = Py_True;
+    if (!keys || !types) {
+        PyMem_Free(keys);
+        PyMem_Free(types);
+        return PyErr_NoMemory();
+    }
+    Py_ssize_t pos = 0, k = 0;
+    PyObject *key, *value;
+    while (PyDict_Next(first, &pos, &key, &value)) {
+        if (!PyUnicode_CheckExact(key)) {
+            answer = Py_None;
+            goto done;
+        }
+        keys[k] = key; /* borrowed: nothing below runs Python code or changes a dict */
+        types[k++] = Py_TYPE(value);
+    }
+    for (Py_ssize_t i = 1; i < n; i++) {
+        PyObject *image = PyList_GET_ITEM(images, i);
+        if (!PyDict_CheckExact(image)) {
+            answer = Py_None;
+            goto done;
+        }
+        if (PyDict_GET_SIZE(image) != width) {
+            answer = Py_False;
+            continue; /* a later image may still leave it to Python (None) */
+        }
+        pos = 0;
+        k = 0;
+        while (PyDict_Next(image, &pos, &key, &value)) {
+            if (!PyUnicode_CheckExact(key)) {
+                answer = Py_None;
+                goto done;
+            }
+            if (Py_TYPE(value) != types[k]
+                || (key != keys[k] && PyUnicode_Compare(key, keys[k]) != 0))
+                answer = Py_False;
+            k++;
+        }
+    }
+done:
+    PyMem_Free(keys);
+    PyMem_Free(types);
+    Py_INCREF(answer);
+    return answer;
+}
+
 static PyMethodDef methods[] = {
     {"rename_images", rename_images, METH_VARARGS, "Row images keyed by target names."},
+    {"same_shape", same_shape, METH_VARARGS, "Images of one key order and value types."},
     {NULL, NULL, 0, NULL},
 };
 

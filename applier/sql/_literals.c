@@ -27,6 +27,7 @@
 #include <datetime.h>
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 static PyObject *DecimalType, *NullText, *FormatF, *IsFinite, *E0;
 
@@ -216,8 +217,130 @@ static PyObject *literals(PyObject *self, PyObject *args) {
     return out;
 }
 
+/* -- bind: the statement's text with its literals, in one buffer --------------------------
+ *
+ * bind(sql, args, other[, raw]) -> str, or None
+ *   sql % literals(args, other, raw), written into one string without a str per literal
+ *   where it can (text, NULL, integers, finite floats; the others through `literal`). None
+ *   when sql holds a % other than %s and %% or its %s are not as many as the arguments:
+ *   the caller then formats with %, which gives Python's own result or error. */
+
+/* a str literal, quoted and escaped like `quote`, written to w */
+static int write_quoted(_PyUnicodeWriter *w, PyObject *s) {
+    Py_ssize_t n = PyUnicode_GET_LENGTH(s), from = 0;
+    int kind = PyUnicode_KIND(s);
+    const void *data = PyUnicode_DATA(s);
+    if (_PyUnicodeWriter_WriteChar(w, '\'') < 0) return -1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const char *e = escaped(PyUnicode_READ(kind, data, i));
+        if (!e) continue;
+        if (i > from && _PyUnicodeWriter_WriteSubstring(w, s, from, i) < 0) return -1;
+        if (_PyUnicodeWriter_WriteASCIIString(w, e, 2) < 0) return -1;
+        from = i + 1;
+    }
+    if (from == 0 && n) {
+        if (_PyUnicodeWriter_WriteStr(w, s) < 0) return -1;
+    } else if (n > from && _PyUnicodeWriter_WriteSubstring(w, s, from, n) < 0) {
+        return -1;
+    }
+    return _PyUnicodeWriter_WriteChar(w, '\'');
+}
+
+/* one argument's literal written to w: `literal`'s text */
+static int write_literal(_PyUnicodeWriter *w, PyObject *v, PyObject *other, int raw) {
+    PyTypeObject *t = Py_TYPE(v);
+    if (t == &PyUnicode_Type) return write_quoted(w, v);
+    if (v == Py_None) return _PyUnicodeWriter_WriteASCIIString(w, "NULL", 4);
+    if (t == &PyLong_Type) {
+        int overflow = 0;
+        long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
+        if (!overflow) {
+            if (x == -1 && PyErr_Occurred()) return -1;
+            char buf[24];
+            int n = snprintf(buf, sizeof buf, "%lld", x);
+            return _PyUnicodeWriter_WriteASCIIString(w, buf, n);
+        }
+    } else if (t == &PyFloat_Type && isfinite(PyFloat_AS_DOUBLE(v))) {
+        /* repr(v): float_repr's own call */
+        char *r = PyOS_double_to_string(PyFloat_AS_DOUBLE(v), 'r', 0, Py_DTSF_ADD_DOT_0, NULL);
+        if (!r) return -1;
+        int bad = _PyUnicodeWriter_WriteASCIIString(w, r, (Py_ssize_t)strlen(r)) < 0
+                  || (!strchr(r, 'e') && _PyUnicodeWriter_WriteASCIIString(w, "e0", 2) < 0);
+        PyMem_Free(r);
+        return bad ? -1 : 0;
+    }
+    PyObject *lit = literal(v, other, raw);
+    if (!lit) return -1;
+    if (!PyUnicode_Check(lit)) { /* `other` returned something else: the % operator's job */
+        Py_DECREF(lit);
+        return 1;
+    }
+    int bad = _PyUnicodeWriter_WriteStr(w, lit);
+    Py_DECREF(lit);
+    return bad;
+}
+
+/* whether sql has only %s and %% directives, as many %s as `count` */
+static int plain_template(PyObject *sql, Py_ssize_t count) {
+    Py_ssize_t n = PyUnicode_GET_LENGTH(sql), found = 0;
+    int kind = PyUnicode_KIND(sql);
+    const void *data = PyUnicode_DATA(sql);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (PyUnicode_READ(kind, data, i) != '%') continue;
+        if (i + 1 >= n) return 0;
+        Py_UCS4 next = PyUnicode_READ(kind, data, i + 1);
+        if (next == 's') found++;
+        else if (next != '%') return 0;
+        i++;
+    }
+    return found == count;
+}
+
+static PyObject *bind(PyObject *self, PyObject *args) {
+    PyObject *sql, *values, *other;
+    int raw = 0;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "UOO|p", &sql, &values, &other, &raw)) return NULL;
+    PyObject *seq = PySequence_Tuple(values); /* `other` may change a list as it runs */
+    if (!seq) return NULL;
+    Py_ssize_t count = PyTuple_GET_SIZE(seq);
+    if (!PyUnicode_CheckExact(sql) || !plain_template(sql, count)) {
+        Py_DECREF(seq);
+        Py_RETURN_NONE;
+    }
+    _PyUnicodeWriter w;
+    _PyUnicodeWriter_Init(&w);
+    w.overallocate = 1;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(sql), from = 0, arg = 0;
+    int kind = PyUnicode_KIND(sql), status = 0;
+    const void *data = PyUnicode_DATA(sql);
+    for (Py_ssize_t i = 0; i < n && status == 0; i++) {
+        if (PyUnicode_READ(kind, data, i) != '%') continue;
+        if (i > from && _PyUnicodeWriter_WriteSubstring(&w, sql, from, i) < 0) {
+            status = -1;
+            break;
+        }
+        if (PyUnicode_READ(kind, data, i + 1) == 's')
+            status = write_literal(&w, PyTuple_GET_ITEM(seq, arg++), other, raw);
+        else
+            status = _PyUnicodeWriter_WriteChar(&w, '%');
+        from = i + 2;
+        i++;
+    }
+    if (status == 0 && n > from && _PyUnicodeWriter_WriteSubstring(&w, sql, from, n) < 0)
+        status = -1;
+    Py_DECREF(seq);
+    if (status != 0) {
+        _PyUnicodeWriter_Dealloc(&w);
+        if (status < 0) return NULL;
+        Py_RETURN_NONE;
+    }
+    return _PyUnicodeWriter_Finish(&w);
+}
+
 static PyMethodDef methods[] = {
     {"literals", literals, METH_VARARGS, "One SQL literal per argument (see the file)."},
+    {"bind", bind, METH_VARARGS, "sql % literals(args), in one buffer, or None (see bind)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -81,7 +81,9 @@ def mogrify(conn, sql: str, args, raw_bytes: bool = False) -> str:
         def other(v):
             encoder = encoders.get(type(v))
             return escape(v) if encoder is None else encoder(v, enc)
-        return sql % _literals.literals(args, other, raw)
+        bound = _literals.bind(sql, args, other, raw)  # one buffer, no str per value
+        # None: sql holds another % directive or a different count: the % operator says it
+        return sql % _literals.literals(args, other, raw) if bound is None else bound
     out = []
     append = out.append
     for v in args:

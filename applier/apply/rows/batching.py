@@ -12,6 +12,11 @@ from applier.apply.rows.plans import TablePlan
 from applier.binlog.events import RowChange, Statement
 from applier.core.types import BINARY, INTEGER
 
+try:  # built by setup.py; without a C compiler the same question is asked in Python
+    from applier.convert import _rename
+except ImportError:
+    _rename = None
+
 BATCH_ROWS = 1000  # rows per statement at most (and per group of a streamed transaction)
 
 
@@ -76,10 +81,13 @@ def same_types(batch: list[tuple[dict, dict]]) -> bool:
     """Every after-image column holds values of one Python type (or None) across the
     batch: a derived table's column takes one type for all its rows."""
     afters = [after for _, after in batch]
-    # the common case in C-level passes: every row's columns in one order, their values of
-    # the same types in that order
-    if len(set(map(tuple, map(map, repeat(type), map(dict.values, afters))))) == 1 \
-            and len(set(map(tuple, map(dict.keys, afters)))) == 1:
+    # the common case: every row's columns in one order, their values of the same types in
+    # that order (compiled: applier/convert/_rename.c; None: it leaves the answer to Python)
+    same = _rename.same_shape(afters) if _rename is not None else None
+    if same is None:
+        same = len(set(map(tuple, map(map, repeat(type), map(dict.values, afters))))) == 1 \
+            and len(set(map(tuple, map(dict.keys, afters)))) == 1
+    if same:
         return True
     for name in afters[0]:
         kinds = set(map(type, map(itemgetter(name), afters)))

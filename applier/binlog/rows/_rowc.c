@@ -98,6 +98,23 @@ static unsigned long long le(const unsigned char *p, int n) {
     return v;
 }
 
+/* v's last `width` decimal digits, zero-padded, at buf; the digits written (snprintf's
+   "%0*llu" for a v below 10^width, without its format parsing: a row has many) */
+static int digits(char *buf, unsigned long long v, int width) {
+    for (int k = width - 1; k >= 0; k--) {
+        buf[k] = (char)('0' + v % 10);
+        v /= 10;
+    }
+    return width;
+}
+
+/* "%0*llu" of v: at least `width` digits, more when v needs them (at most 20) */
+static int udigits(char *buf, unsigned long long v, int width) {
+    int n = 1;
+    for (unsigned long long t = v; t >= 10; t /= 10) n++;
+    return digits(buf, v, n > width ? n : width);
+}
+
 static PyObject *text(const char *buf, int n) {
     return PyUnicode_DecodeASCII(buf, n, "strict");
 }
@@ -123,11 +140,11 @@ static PyObject *read_decimal(const unsigned char *p, int size, int precision, i
     int ni = 0;
     int head = intg % 9;
     if (head) {
-        ni += snprintf(ints + ni, sizeof ints - ni, "%0*llu", head, be(raw, DIG2BYTES[head]));
+        ni += udigits(ints + ni, be(raw, DIG2BYTES[head]), head);
         q += DIG2BYTES[head];
     }
     for (int g = 0; g < intg / 9; g++, q += 4)
-        ni += snprintf(ints + ni, sizeof ints - ni, "%09llu", be(raw + q, 4));
+        ni += udigits(ints + ni, be(raw + q, 4), 9);
     if (negative) out[o++] = '-';
     int z = 0;
     while (z < ni && ints[z] == '0') z++;
@@ -139,10 +156,10 @@ static PyObject *read_decimal(const unsigned char *p, int size, int precision, i
     if (scale) {
         out[o++] = '.';
         for (int g = 0; g < scale / 9; g++, q += 4)
-            o += snprintf(out + o, sizeof out - o, "%09llu", be(raw + q, 4));
+            o += udigits(out + o, be(raw + q, 4), 9);
         int tail = scale % 9;
         if (tail) {
-            o += snprintf(out + o, sizeof out - o, "%0*llu", tail, be(raw + q, DIG2BYTES[tail]));
+            o += udigits(out + o, be(raw + q, DIG2BYTES[tail]), tail);
             q += DIG2BYTES[tail];
         }
     }
@@ -163,10 +180,10 @@ static int frac_text(char *buf, int o, const unsigned char *p, int fsp) {
     if (!fsp) return o;
     unsigned long long micro = be(p, n);
     for (int k = n; k < 3; k++) micro *= 100;
-    char digits[32];
-    snprintf(digits, sizeof digits, "%06llu", micro);
+    char text6[24];
+    udigits(text6, micro, 6);
     buf[o++] = '.';
-    memcpy(buf + o, digits, fsp);
+    memcpy(buf + o, text6, fsp);
     return o + fsp;
 }
 
@@ -203,7 +220,11 @@ static PyObject *value(Ctx *c, Py_ssize_t i, Py_ssize_t pos, Py_ssize_t *end) {
     case S_DATE: {
         if (left < 3) break;
         unsigned long long v = le(p, 3);
-        n = snprintf(buf, sizeof buf, "%04llu-%02llu-%02llu", v >> 9, (v >> 5) & 15, v & 31);
+        n = udigits(buf, v >> 9, 4);
+        buf[n++] = '-';
+        n += digits(buf + n, (v >> 5) & 15, 2);
+        buf[n++] = '-';
+        n += digits(buf + n, v & 31, 2);
         *end = pos + 3;
         return text(buf, n);
     }
@@ -213,8 +234,17 @@ static PyObject *value(Ctx *c, Py_ssize_t i, Py_ssize_t pos, Py_ssize_t *end) {
         long long v = (long long)be(p, 5) - 0x8000000000LL;
         if (v < 0) break;
         long long ymd = v >> 17, hms = v & 0x1FFFF, ym = ymd >> 5;
-        n = snprintf(buf, sizeof buf, "%04lld-%02lld-%02lld %02lld:%02lld:%02lld", ym / 13,
-                     ym % 13, ymd & 31, hms >> 12, (hms >> 6) & 63, hms & 63);
+        n = udigits(buf, (unsigned long long)(ym / 13), 4); /* below 10^5: v < 2^39 */
+        buf[n++] = '-';
+        n += digits(buf + n, (unsigned long long)(ym % 13), 2);
+        buf[n++] = '-';
+        n += digits(buf + n, (unsigned long long)(ymd & 31), 2);
+        buf[n++] = ' ';
+        n += digits(buf + n, (unsigned long long)(hms >> 12), 2); /* hms < 2^17: below 32 */
+        buf[n++] = ':';
+        n += digits(buf + n, (unsigned long long)((hms >> 6) & 63), 2);
+        buf[n++] = ':';
+        n += digits(buf + n, (unsigned long long)(hms & 63), 2);
         n = frac_text(buf, n, p + 5, s->a);
         *end = pos + 5 + fn;
         return text(buf, n);
@@ -223,7 +253,7 @@ static PyObject *value(Ctx *c, Py_ssize_t i, Py_ssize_t pos, Py_ssize_t *end) {
         if (left < 1) break;
         *end = pos + 1;
         if (!p[0]) return text("0000", 4);
-        n = snprintf(buf, sizeof buf, "%04d", 1900 + p[0]);
+        n = digits(buf, 1900 + p[0], 4);
         return text(buf, n);
     case S_ENUMSET:
         if (left < s->a) break;
@@ -281,7 +311,7 @@ static PyObject *image(Ctx *c, PyObject *cols, Py_ssize_t nbytes, Py_ssize_t *po
     }
     const unsigned char *nulls = c->data + *pos;
     Py_ssize_t at = *pos + nbytes, count = PyTuple_GET_SIZE(cols);
-    PyObject *d = PyDict_New();
+    PyObject *d = _PyDict_NewPresized(count); /* no resize while it fills */
     if (!d) return NULL;
     for (Py_ssize_t k = 0; k < count; k++) {
         PyObject *key = PyTuple_GET_ITEM(cols, k);

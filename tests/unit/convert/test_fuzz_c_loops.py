@@ -81,6 +81,40 @@ def test_compiled_raw_binary_literals_equal_the_python_loop(args):
         _python_mogrify(args, True)
 
 
+@fuzz(2000)
+@given(st.lists(st.sampled_from(["%s", "%s", "%%", "%", "%d", "%(a)s", "x", "é", "漢",
+                                 "\udcff", "'", "\\"]), max_size=10).map("".join),
+       st.lists(values, max_size=4), st.booleans())
+def test_compiled_statements_equal_the_python_loop_for_any_template(sql, args, raw):
+    """_literals.bind writes a template of %s and %% in one buffer; any other template
+    (another directive, a lone %, a count that differs) is left to the % operator."""
+    assert _outcome(literals.mogrify, Conn(), sql, args, raw) == \
+        _python_mogrify_sql(sql, args, raw)
+
+
+def _python_mogrify_sql(sql, args, raw):
+    saved = literals._literals
+    literals._literals = None
+    try:
+        return _outcome(literals.mogrify, Conn(), sql, args, raw)
+    finally:
+        literals._literals = saved
+
+
+def test_an_encoder_emptying_the_argument_list_does_not_crash_the_statement_loop():
+    day = datetime.time(1, 2)
+    args = [None, day, "x", 1.5, day, "tail" * 50]
+
+    def other(v):  # the list bind walks, emptied under it (bind walks its own tuple)
+        args.clear()
+        args.extend(object() for _ in range(3))
+        return repr(v)
+
+    assert _literals.bind("(%s,%s,%s,%s,%s,%s) 100%%", args, other) == \
+        f"(NULL,{day!r},'x',1.5e0,{day!r},'{'tail' * 50}') 100%"
+    assert _literals.bind("%s", [day], lambda v: 7) is None  # not a str: the % operator's
+
+
 def test_an_encoder_emptying_the_argument_list_does_not_crash_the_literal_loop():
     day = datetime.time(1, 2)  # the C loop writes dates itself, times through ``other``
     args = [None, day, "x", b"\x00" * 100, day, "tail" * 50]
@@ -113,6 +147,39 @@ def _python_rename(images, names):
 def test_compiled_renaming_equals_the_python_comprehension(images, names):
     assert _outcome(_rename.rename_images, images, names) == \
         _outcome(_python_rename, images, names)
+
+
+def _python_same_shape(images):
+    """batching.same_types' question in Python: one key order, one type per position."""
+    return len(set(tuple(map(type, image.values())) for image in images)) == 1 \
+        and len(set(tuple(image) for image in images)) == 1
+
+
+class Odd(dict):
+    pass
+
+
+@fuzz(1200)
+@given(st.lists(st.one_of(
+    st.dictionaries(st.sampled_from(["a", "b", "c"]),
+                    st.one_of(st.none(), st.integers(), st.text(max_size=2), st.floats(),
+                              st.binary(max_size=2)), max_size=3),
+    st.dictionaries(st.one_of(st.integers(0, 2), st.text(max_size=1).map(Tagged)),
+                    st.integers(), max_size=2),
+    st.dictionaries(st.sampled_from(["a", "b"]), st.integers(), max_size=2).map(Odd)),
+    max_size=5))
+def test_compiled_same_shape_answers_as_python_or_leaves_it_to_python(images):
+    """_rename.same_shape (batching.same_types' common case): the Python answer, or None
+    (an image not a dict, a key not a str, no image) where Python must answer."""
+    got = _rename.same_shape(images)
+    if got is None:
+        assert not images or any(type(i) is not dict or any(type(k) is not str for k in i)
+                                 for i in images)
+    else:
+        assert got == _python_same_shape(images)
+    same = [{"a": 1, "b": "x"}, {"a": 2, "b": "y"}]
+    assert _rename.same_shape([dict(i) for i in same]) is True
+    assert _rename.same_shape([*same, {"b": "z", "a": 3}]) is False
 
 
 class Sneaky:

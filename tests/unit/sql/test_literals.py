@@ -85,6 +85,32 @@ def test_values_pymysql_refuses_are_refused(conn):
             mogrify(conn, "%s", [bad])
 
 
+def _outcome(fn, *args):
+    try:
+        return "ok", fn(*args)
+    except Exception as exc:  # the error type and message are what must agree
+        return type(exc).__name__, str(exc)
+
+
+def test_templates_with_other_directives_or_counts_format_as_the_python_loop(conn,
+                                                                              monkeypatch):
+    """The compiled loop writes the statement in one buffer only for a template of %s and
+    %% placeholders, as many %s as arguments; any other is formatted by the % operator:
+    the Python loop's text or error (pymysql's mogrify raises its ProgrammingError where
+    the % operator raises TypeError). What pymysql writes, where it writes anything."""
+    cur = conn.cursor()
+    args = ["it's 100%", 7, 2.5, None, b"\x00'", 2**70]
+    good = ["(%s, %s, %s, %s, %s, %s)", "100%% (%s,%s,%s,%s,%s,%s) %%", "%s%s%s%s%s%s%%",
+            "%%s %s %s %s %s %s %s"]
+    bad = ["(%s, %s, %s, %s, %s)", "(%s, %s, %s, %s, %s, %s, %s)",
+           "(%s, %d, %s, %s, %s, %s)", "(%s, %s, %s, %s, %s, %s) %", "%(a)s %s %s %s %s %s", "%"]
+    got = [_outcome(mogrify, conn, sql, args) for sql in good + bad]
+    monkeypatch.setattr(literals, "_literals", None)
+    assert got == [_outcome(mogrify, conn, sql, args) for sql in good + bad]
+    assert got[:len(good)] == [("ok", cur.mogrify(sql, args)) for sql in good]
+    assert all(outcome[0] != "ok" for outcome in got[len(good):])
+
+
 def test_random_text_and_numbers(conn):
     rnd = random.Random(7)
     cur = conn.cursor()
