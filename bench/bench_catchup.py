@@ -24,6 +24,7 @@ import cProfile
 import dataclasses
 import io
 import pstats
+import statistics
 import time
 from pathlib import Path
 
@@ -129,7 +130,8 @@ def _reader_profiled(profiles: list):
 
 
 def ours(src_cfg, tgt_cfg, start, state: Path, profile: bool, overlap: bool = True,
-         dump: str | None = None, more=None, **replication) -> tuple[float, int, str, float]:
+         dump: str | None = None, more=None, tune_gc: bool = True,
+         **replication) -> tuple[float, int, str, float]:
     """The applier from ``start`` until caught up (in process): seconds, exit status, the
     profile's text ('' unless profile; also written to ``dump`` for pstats, and followed
     by ``more(stats)`` when given) and its CPU seconds (all threads). ``replication``:
@@ -142,6 +144,7 @@ def ours(src_cfg, tgt_cfg, start, state: Path, profile: bool, overlap: bool = Tr
                  daemon=DaemonConfig(state_dir=str(state), progress_every=10**9))
     daemon = Daemon(cfg, until_caught_up=True)
     daemon.overlap = overlap  # the reader thread (profiled on its own, added: below)
+    daemon.tune_gc = tune_gc  # applier.ops.gctune (--gc-ab: with and without)
     prof = cProfile.Profile() if profile else None
     readers: list[cProfile.Profile] = []
     t0, cpu0 = time.perf_counter(), time.process_time()
@@ -169,6 +172,10 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=200000, help="rows inserted")
     ap.add_argument("--dir", default="/tmp/bench-catchup")
     ap.add_argument("--flavor", choices=["mysql", "mariadb"], default="mariadb")
+    ap.add_argument("--gc-ab", type=int, default=0, metavar="N",
+                    help="instead of the run without the reader thread: N rounds of the"
+                         " applier with the daemon's garbage-collector settings and without"
+                         " (applier.ops.gctune), interleaved; times and CPU, medians")
     ap.add_argument("--profile", action="store_true", help="cProfile the applier's catch-up"
                     " (both threads: the reader's profile is added to the applying one's)")
     args = ap.parse_args()
@@ -196,6 +203,9 @@ def main() -> None:
         t_ours, status, top, cpu = ours(src_cfg, tgt_cfg, start, Path(args.dir) / "state",
                                    args.profile)
         got_ours = _one(target, CHECK)
+        if args.gc_ab:
+            _gc_ab(args, src_cfg, tgt_cfg, start, target, want, changes, t_native)
+            return
         serial = None
         if not args.profile:  # the same, without the reader thread: what the overlap gives
             _reset_target(target)
@@ -219,6 +229,28 @@ def main() -> None:
             print(top)
     finally:
         Sandbox(Path(args.dir)).down(remove=True)
+
+
+def _gc_ab(args, src_cfg, tgt_cfg, start, target, want, changes: int,
+           t_native: float) -> None:
+    """Rounds of (tuned, default) garbage-collector settings, the target reset before each
+    run; every result checked equal to the source's."""
+    runs: dict[bool, list[tuple[float, float]]] = {True: [], False: []}
+    for r in range(args.gc_ab):
+        for tuned in (True, False):
+            _reset_target(target)
+            t, status, _, cpu = ours(src_cfg, tgt_cfg, start, Path(args.dir) / f"gc{r}{tuned}",
+                                     False, tune_gc=tuned)
+            same = _one(target, CHECK) == want
+            runs[tuned].append((t, cpu))
+            print(f"round {r + 1} gc {'tuned  ' if tuned else 'default'}: {t:.2f} s,"
+                  f" CPU {cpu:.2f} s, exit {status}, result {'equal' if same else 'DIFFERS'}")
+    for tuned in (True, False):
+        t = statistics.median(x for x, _ in runs[tuned])
+        cpu = statistics.median(c for _, c in runs[tuned])
+        print(f"gc {'tuned  ' if tuned else 'default'}: median {t:.2f} s"
+              f" ({changes / t:,.0f} row changes/s, ratio to the server's replica"
+              f" {t_native / t:.3f}), CPU {cpu:.2f} s")
 
 
 if __name__ == "__main__":

@@ -38,6 +38,7 @@ from applier.core.conversions import Mode
 from applier.core.filters import database_filter, excluding, table_filter
 from applier.core.position import StartPoint
 from applier.errors import ApplierError, ExitStatus, TransientError
+from applier.ops import gctune
 from applier.ops import pipeline as pipe
 from applier.ops.livestate import LiveState
 from applier.ops.lockwait import LockWaits
@@ -83,6 +84,7 @@ class Daemon:
         self._phase = "connecting to the target"  # what the session does (outage messages)
         self._lag_written: int | None = None  # the live lag last handed to the status file
         self.overlap = True  # read and decode in a thread while applying (bench: off to profile)
+        self.tune_gc = True  # fewer garbage-collector passes (applier.ops.gctune; bench: A/B)
         self._pipeline: pipe.Pipeline | None = None  # the reader thread, while it runs
         self.locks = LockWaits(config.target, self.live)  # who holds a lock we wait for
         self.verifier: VerifyProcess | None = None  # [verify] mode sample/full, while it runs
@@ -127,6 +129,7 @@ class Daemon:
         self.status_file.follow(self._live_snapshot)
         self._start_verify()
         retrying = self.outage.retrying(lambda: self._replicated, self._retrying)
+        thresholds = gctune.tune() if self.tune_gc else None
         try:
             for attempt in retrying:
                 with attempt:
@@ -136,6 +139,8 @@ class Daemon:
         except ApplierError as exc:
             return self._stopped_on(exc)
         finally:  # the textfile keeps the last state: error, else stopped
+            if thresholds is not None:
+                gctune.restore(thresholds)
             if self.verifier is not None:
                 self.verifier.close()
             self.metrics.close("error" if self.live.state == "error" else "stopped")
