@@ -16,6 +16,7 @@ import signal
 import sys
 import threading
 
+from applier.ops import gctune
 from applier.verify.coverage import Coverage
 from applier.verify.frames import read_frame, send_message
 from applier.verify.intake import Inbox
@@ -90,6 +91,7 @@ def main() -> None:
                           journal=snapshots, saved=setup["saved"], loaded=setup["loaded"],
                           inbox=inbox, coverage=coverage)
     reporter = Reporter(out, validator)
+    gctune.tune()  # its checks and rows are short-lived too (applier.ops.gctune)
     while True:
         frame = read_frame(stdin)
         if frame is None:  # the daemon is gone (killed?): keep what it sent, end; the
