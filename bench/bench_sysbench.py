@@ -20,7 +20,10 @@ replica whose result is right (its time / this one's: above 1 means faster than 
 is shared: one run of each can land in different load). The sandbox is taken down at the
 end (left up after a failure, to look at).
 
---durability relaxed|default as bench_oltp. --hog N runs N busy-looping processes (a
+--durability relaxed|default as bench_oltp. --slow-fsync-ms D: the target server waits
+D ms more in every fsync/fdatasync (bench/slowdisk.py: a disk whose flush is slower
+than this machine's; the source unchanged), for the applier and the server's replicas
+alike. --hog N runs N busy-looping processes (a
 loaded host) while the replicas catch up, not while sysbench writes.
 
     flock /tmp/bench.lock .venv/bin/python -m bench.bench_sysbench --flavor mariadb
@@ -42,6 +45,7 @@ from pathlib import Path
 
 from applier.connection.factory import connect
 from applier.sandbox.servers import Sandbox
+from bench import slowdisk
 from bench.bench_catchup import _one
 from bench.bench_catchup import native as catchup_native
 from bench.bench_catchup import ours as catchup_ours
@@ -162,9 +166,15 @@ def main() -> None:
     ap.add_argument("--natives", default="all",
                     help="the server's replicas to run: all, or serial (quicker runs of the"
                     " applier's alone; ratios then against the serial one)")
+    ap.add_argument("--slow-fsync-ms", type=float, default=0,
+                    help="the target's fsync waits this much longer (bench/slowdisk.py)")
     ap.add_argument("--dir", default=None)
     args = ap.parse_args()
     base = Path(args.dir or f"/tmp/bench-sysbench-{args.flavor}")
+    if args.slow_fsync_ms:
+        Sandbox(base).down()  # its servers start again with the slower disk
+        slowdisk.enable(base, args.flavor, round(args.slow_fsync_ms * 1000))
+        print(f"target fsync: {args.slow_fsync_ms} ms more each (bench/slowdisk.py)")
     info = Sandbox(base, flavor=args.flavor).up()
     src_cfg, tgt_cfg = info.source.server_config(), info.target.server_config()
     source, target = connect(src_cfg, autocommit=False), connect(tgt_cfg, autocommit=False)
