@@ -36,6 +36,7 @@ import argparse
 import contextlib
 import os
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -148,6 +149,14 @@ def cpu_hogs(n: int):
             hog.wait()
 
 
+def context_switches(before) -> int:
+    """Context switches of this process's threads since ``before`` (getrusage: voluntary,
+    a thread that waits, and involuntary, a thread preempted): the applier runs in this
+    process, so these are its threads' wake-ups."""
+    now = resource.getrusage(resource.RUSAGE_SELF)
+    return now.ru_nvcsw + now.ru_nivcsw - before.ru_nvcsw - before.ru_nivcsw
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--flavor", choices=["mysql", "mariadb"], default="mariadb")
@@ -198,6 +207,7 @@ def main() -> None:
                             else ["writeset"])
     runs: dict[str, list[float]] = {}
     cpus: dict[str, list[float]] = {}  # the applier's CPU seconds (all its threads)
+    switches: dict[str, list[int]] = {}  # the applier's threads' context switches
     right: dict[str, bool] = {}
     with cpu_hogs(args.hog):
         for _ in range(args.rounds):  # interleaved: a change in the machine's load hits all
@@ -215,6 +225,7 @@ def main() -> None:
                 right[label] = right.get(label, True) and got == want
             for workers in (int(w) for w in args.workers.split(",")):
                 reset_target(target, args.tables)
+                before = resource.getrusage(resource.RUSAGE_SELF)
                 took, status, _, cpu = catchup_ours(
                     src_cfg, tgt_cfg, start, base / "state", False, do_tables=("sbtest.%",),
                     checkpoint_table="sbtest_meta.checkpoint", parallel_workers=workers)
@@ -224,6 +235,7 @@ def main() -> None:
                 label = f"applier parallel_workers {workers}"
                 runs.setdefault(label, []).append(took)
                 cpus.setdefault(label, []).append(cpu)
+                switches.setdefault(label, []).append(context_switches(before))
                 right[label] = right.get(label, True) and checksums(
                     target, args.tables) == want
     events = int(tps.group(1)) if tps else args.events
@@ -234,7 +246,9 @@ def main() -> None:
     for label, took, equal, times in results:
         each = "" if len(times) == 1 else " (runs: " + ", ".join(f"{x:.2f}" for x in
                                                                   times) + ")"
-        cpu = (f", CPU {statistics.median(cpus[label]):.2f} s" if label in cpus else "")
+        cpu = (f", CPU {statistics.median(cpus[label]):.2f} s, context switches per"
+               f" transaction {statistics.median(switches[label]) / events:.2f}"
+               if label in cpus else "")
         print(f"{label}: {took:.2f} s{' median' if each else ''}, {events / took:,.0f}"
               f" transactions/s, {'result equal' if equal else 'RESULT DIFFERS'},"
               f" best server / this: {best / took:.2f}{cpu}{each}")
