@@ -83,10 +83,11 @@ class _Connection:
     tasks. ``task``: the task written on it or committing (None: free); ``ready``: the
     task handed over, to commit in its turn."""
 
-    def __init__(self, worker):
+    def __init__(self, worker, lock: threading.Lock):
         self.worker = worker
         self.task: TaskWrite | None = None
         self.ready: TaskWrite | None = None
+        self.cond = threading.Condition(lock)  # its thread waits on it (for ready, its turn)
         self.generation = 0
         self.thread: threading.Thread | None = None
 
@@ -102,7 +103,10 @@ class ParallelApply:
         self.applier = applier
         self.limits = limits
         self.applied = applied
-        self._cond = threading.Condition()
+        # one lock; the daemon's thread waits on _cond, each connection's on its own
+        # condition: a task's hand-over and its turn wake that one thread, not all of them
+        self._lock = threading.Lock()
+        self._cond = threading.Condition(self._lock)
         self._conns: list[_Connection] = []
         self._finished: deque[TaskWrite] = deque()  # committed, not yet told
         self._active = 0  # handed over, not yet committed or dropped
@@ -117,7 +121,7 @@ class ParallelApply:
         self._plans_seen = applier.plans.generation
         try:
             for i in range(workers):
-                conn = _Connection(make_worker())
+                conn = _Connection(make_worker(), self._lock)
                 self._conns.append(conn)
                 conn.thread = threading.Thread(target=self._commits, args=(conn,),
                                                name=f"apply-commit-{i + 1}", daemon=True)
@@ -180,7 +184,7 @@ class ParallelApply:
         self._drop_open()
         with self._cond:
             self._stop = True
-            self._cond.notify_all()
+            self._wake_all()
         for conn in self._conns:
             if conn.thread is not None:
                 conn.thread.join(timeout=30)
@@ -227,7 +231,7 @@ class ParallelApply:
         with self._cond:
             self._active += 1
             conn.ready = task
-            self._cond.notify_all()
+            conn.cond.notify()
 
     def _wait(self, until: Callable[[], bool]) -> None:
         """(holding nothing) Wait until ``until()``; raise _Halted once a COMMIT failed."""
@@ -296,6 +300,7 @@ class ParallelApply:
             self.applied(txn, rows, self.applier.lookups)
         with self._cond:
             self._committed = task.seq
+            self._wake_all()
 
     def _halt(self) -> None:
         """A COMMIT failed (it may have been executed): every later task rolls back,
@@ -320,12 +325,12 @@ class ParallelApply:
         worker = conn.worker
         while True:
             with self._cond:
-                self._cond.wait_for(lambda: conn.ready is not None or self._stop)
+                conn.cond.wait_for(lambda: conn.ready is not None or self._stop)
                 task = conn.ready
                 if task is None:
                     return
                 before = task.seq - 1
-                self._cond.wait_for(lambda: self._committed == before  # noqa: B023
+                conn.cond.wait_for(lambda: self._committed == before  # noqa: B023
                                     or self._stop or self._failed is not None)
                 turn = self._committed == before and not self._stop
             if turn:  # the checkpoint row is written only here: nobody else holds it
@@ -336,11 +341,13 @@ class ParallelApply:
                     with self._cond:
                         if self._failed is None:
                             self._failed, self._error = task, exc
+                        self._wake_all()
                         self._end(conn)
                     continue
                 with self._cond:
                     self._committed = task.seq
                     self._finished.append(task)
+                    self._conns[task.seq % len(self._conns)].cond.notify()  # the next task's
                     self._end(conn)
             else:
                 self._rollback(worker)
@@ -358,7 +365,13 @@ class ParallelApply:
         """(holding the lock)"""
         conn.task = conn.ready = None
         self._active -= 1
+        self._cond.notify_all()  # the daemon's thread (waits for a free connection, ...)
+
+    def _wake_all(self) -> None:
+        """(holding the lock) A stop, a failure, a redo: every thread looks again."""
         self._cond.notify_all()
+        for conn in self._conns:
+            conn.cond.notify_all()
 
 
 def start(target_cfg, applier, workers: int, limits: GroupLimits,
