@@ -20,7 +20,10 @@ replica whose result is right (its time / this one's: above 1 means faster than 
 is shared: one run of each can land in different load). The sandbox is taken down at the
 end (left up after a failure, to look at).
 
---durability relaxed|default as bench_oltp. --hog N runs N busy-looping processes (a
+--durability relaxed|default as bench_oltp. --slow-fsync-ms D: the target server waits
+D ms more in every fsync/fdatasync (bench/slowdisk.py: a disk whose flush is slower
+than this machine's; the source unchanged), for the applier and the server's replicas
+alike. --hog N runs N busy-looping processes (a
 loaded host) while the replicas catch up, not while sysbench writes.
 
     flock /tmp/bench.lock .venv/bin/python -m bench.bench_sysbench --flavor mariadb
@@ -33,6 +36,7 @@ import argparse
 import contextlib
 import os
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -42,6 +46,7 @@ from pathlib import Path
 
 from applier.connection.factory import connect
 from applier.sandbox.servers import Sandbox
+from bench import slowdisk
 from bench.bench_catchup import _one
 from bench.bench_catchup import native as catchup_native
 from bench.bench_catchup import ours as catchup_ours
@@ -144,6 +149,14 @@ def cpu_hogs(n: int):
             hog.wait()
 
 
+def context_switches(before) -> int:
+    """Context switches of this process's threads since ``before`` (getrusage: voluntary,
+    a thread that waits, and involuntary, a thread preempted): the applier runs in this
+    process, so these are its threads' wake-ups."""
+    now = resource.getrusage(resource.RUSAGE_SELF)
+    return now.ru_nvcsw + now.ru_nivcsw - before.ru_nvcsw - before.ru_nivcsw
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--flavor", choices=["mysql", "mariadb"], default="mariadb")
@@ -162,9 +175,15 @@ def main() -> None:
     ap.add_argument("--natives", default="all",
                     help="the server's replicas to run: all, or serial (quicker runs of the"
                     " applier's alone; ratios then against the serial one)")
+    ap.add_argument("--slow-fsync-ms", type=float, default=0,
+                    help="the target's fsync waits this much longer (bench/slowdisk.py)")
     ap.add_argument("--dir", default=None)
     args = ap.parse_args()
     base = Path(args.dir or f"/tmp/bench-sysbench-{args.flavor}")
+    if args.slow_fsync_ms:
+        Sandbox(base).down()  # its servers start again with the slower disk
+        slowdisk.enable(base, args.flavor, round(args.slow_fsync_ms * 1000))
+        print(f"target fsync: {args.slow_fsync_ms} ms more each (bench/slowdisk.py)")
     info = Sandbox(base, flavor=args.flavor).up()
     src_cfg, tgt_cfg = info.source.server_config(), info.target.server_config()
     source, target = connect(src_cfg, autocommit=False), connect(tgt_cfg, autocommit=False)
@@ -188,6 +207,7 @@ def main() -> None:
                             else ["writeset"])
     runs: dict[str, list[float]] = {}
     cpus: dict[str, list[float]] = {}  # the applier's CPU seconds (all its threads)
+    switches: dict[str, list[int]] = {}  # the applier's threads' context switches
     right: dict[str, bool] = {}
     with cpu_hogs(args.hog):
         for _ in range(args.rounds):  # interleaved: a change in the machine's load hits all
@@ -205,6 +225,7 @@ def main() -> None:
                 right[label] = right.get(label, True) and got == want
             for workers in (int(w) for w in args.workers.split(",")):
                 reset_target(target, args.tables)
+                before = resource.getrusage(resource.RUSAGE_SELF)
                 took, status, _, cpu = catchup_ours(
                     src_cfg, tgt_cfg, start, base / "state", False, do_tables=("sbtest.%",),
                     checkpoint_table="sbtest_meta.checkpoint", parallel_workers=workers)
@@ -214,6 +235,7 @@ def main() -> None:
                 label = f"applier parallel_workers {workers}"
                 runs.setdefault(label, []).append(took)
                 cpus.setdefault(label, []).append(cpu)
+                switches.setdefault(label, []).append(context_switches(before))
                 right[label] = right.get(label, True) and checksums(
                     target, args.tables) == want
     events = int(tps.group(1)) if tps else args.events
@@ -224,7 +246,9 @@ def main() -> None:
     for label, took, equal, times in results:
         each = "" if len(times) == 1 else " (runs: " + ", ".join(f"{x:.2f}" for x in
                                                                   times) + ")"
-        cpu = (f", CPU {statistics.median(cpus[label]):.2f} s" if label in cpus else "")
+        cpu = (f", CPU {statistics.median(cpus[label]):.2f} s, context switches per"
+               f" transaction {statistics.median(switches[label]) / events:.2f}"
+               if label in cpus else "")
         print(f"{label}: {took:.2f} s{' median' if each else ''}, {events / took:,.0f}"
               f" transactions/s, {'result equal' if equal else 'RESULT DIFFERS'},"
               f" best server / this: {best / took:.2f}{cpu}{each}")

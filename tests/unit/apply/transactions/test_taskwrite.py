@@ -8,7 +8,7 @@ from collections import Counter
 
 import pytest
 
-from applier.apply.transactions.taskwrite import write_task
+from applier.apply.transactions.taskwrite import TaskWrite
 from applier.binlog.events import Transaction
 from applier.core.position import Position
 from tests.unit.recording import ins
@@ -41,23 +41,33 @@ class Worker:
         self.calls.append(("read",))
 
 
+def write(worker, txns, settled):
+    task = TaskWrite(1, worker, settled)
+    for t in txns:
+        task.add(t)
+    task.finish()
+    return task
+
+
 def test_transactions_with_keys_are_merged_and_counted_with_the_last():
     worker = Worker()
     settled = []
-    counts = write_task(worker, [txn(1), txn(2, rows=2)], lambda: settled.append(1))
+    task = write(worker, [txn(1), txn(2, rows=2)], lambda: settled.append(1))
     assert worker.calls == [("merged", [100, 200]), ("read",)]
     assert settled == []  # nothing waited for earlier commits
-    assert counts == [(1, Counter()), (2, Counter(primary=2))]
+    assert task.rows == [1, 2] and task.row_total == 3
+    assert task.lookups == [Counter(), Counter(primary=2)]
 
 
 def test_a_transaction_without_keys_waits_for_earlier_commits_after_what_is_held():
-    worker = Worker(keyless={200})
+    worker = Worker(keyless={200, 400})
     order = []
     worker.calls = order
-    counts = write_task(worker, [txn(1), txn(2), txn(3)], lambda: order.append("settled"))
+    task = write(worker, [txn(1), txn(2), txn(3), txn(4)], lambda: order.append("settled"))
     assert order == [("merged", [100]), "settled", ("add", 200), ("merged", [300]),
-                     ("read",)]
-    assert counts[1] == (1, Counter(scan=1))
+                     ("add", 400), ("read",)]  # waited once: later ones follow it
+    assert task.rows[1] == 1 and task.lookups[1] == Counter(scan=1)
+    assert len(task) == 4
 
 
 def test_a_task_that_must_stop_raises_before_writing_the_keyless_transaction():
@@ -68,6 +78,7 @@ def test_a_task_that_must_stop_raises_before_writing_the_keyless_transaction():
         raise Halted()
 
     worker = Worker(keyless={100})
+    task = TaskWrite(1, worker, settled)
     with pytest.raises(Halted):
-        write_task(worker, [txn(1)], settled)
-    assert worker.calls == []
+        task.add(txn(1))
+    assert worker.calls == [] and len(task) == 0
