@@ -7,7 +7,8 @@ seconds are not comparable); the others print seconds and CPU seconds.
 
 The sandbox stays up (--keep, the default) so that later calls with --reuse skip the
 prepare and the workload (the start and end positions are kept in the sandbox folder):
-quick before/after comparisons of one code change on the same binlog.
+quick before/after comparisons of one code change on the same binlog. --switch 0.005,0.0005
+compares `sys.setswitchinterval` values (the GIL's), interleaved per run.
 
     flock /tmp/bench.lock .venv/bin/python -m bench.profile_sysbench --flavor mariadb --profile
     flock /tmp/bench.lock .venv/bin/python -m bench.profile_sysbench --flavor mariadb --reuse \

@@ -4,7 +4,9 @@ the target with set-based statements where they are equivalent: consecutive inse
 into one table become multi-row INSERTs, consecutive deletes by a unique key one
 DELETE ... IN (...), consecutive updates by a unique key one UPDATE ... JOIN over a
 derived table of keys and new values (row by row, inside a savepoint, when fewer rows
-matched than were sent, so a missing row is named). A statement over the target's
+matched than were sent, so a missing row is named; in a commit group's pipelined STRICT
+statements, no savepoint: the group is applied again one transaction at a time instead,
+``_batch_savepoint``). A statement over the target's
 max_allowed_packet is halved until it fits (a single row that does not fit stops, 1153).
 
 Statements go through the Executor (applier.apply.target.executor): a set-based statement is
