@@ -46,13 +46,7 @@ class _Closed(Exception):
 
 
 class Handoff:
-    """A FIFO bounded by the row changes it holds (and its number of items).
-
-    A producer that found it full waits until it is down to half its budget and depth
-    (or empty), and each side wakes the other only when that one waits: while the
-    applier is the slower side, the reader is woken once per half queue, not once per
-    transaction (a thread wake-up and a GIL hand-over each, bench/RESULTS.md, issue 34
-    item 1)."""
+    """A FIFO bounded by the row changes it holds (and its number of items)."""
 
     def __init__(self, budget: int = BUDGET, depth: int = DEPTH):
         self.budget, self.depth = budget, depth
@@ -60,57 +54,37 @@ class Handoff:
         self._weight = 0
         self._cond = threading.Condition()
         self._closed = False
-        self._putting = 0  # producers waiting for room
-        self._getting = 0  # consumers waiting for an item
 
     def put(self, item, weight: int = 0, *, force: bool = False) -> None:
-        """Wait for room (an empty queue always has room; after a wait, half the queue
-        free), then append."""
+        """Wait for room (an empty queue always has room), then append."""
         with self._cond:
-            if (not force and self._items
-                    and (self._weight + weight > self.budget or len(self._items) >= self.depth)):
-                self._putting += 1
-                try:
-                    while (not self._closed and self._items
-                           and (self._weight + weight > self.budget // 2
-                                or len(self._items) > self.depth // 2)):
-                        self._cond.wait()
-                finally:
-                    self._putting -= 1
+            while (not force and not self._closed and self._items
+                   and (self._weight + weight > self.budget or len(self._items) >= self.depth)):
+                self._cond.wait()
             if self._closed:
                 raise _Closed()
             self._items.append((item, weight))
             self._weight += weight
-            if self._getting:
-                self._cond.notify_all()
-
-    def _wait_for(self, ready, wait: float | None) -> None:
-        self._getting += 1
-        try:
-            self._cond.wait_for(ready, wait)
-        finally:
-            self._getting -= 1
+            self._cond.notify_all()
 
     def head(self, wait: float = 0.0):
         """The next item without taking it, or None (when none arrived within ``wait``
         seconds)."""
         with self._cond:
             if not self._items and wait > 0:
-                self._wait_for(lambda: self._items or self._closed, wait)
+                self._cond.wait_for(lambda: self._items or self._closed, wait)
             return self._items[0][0] if self._items else None
 
     def get(self, timeout: float | None = None):
         """The next item, or IDLE when none arrived within ``timeout`` seconds."""
         with self._cond:
             if not self._items:
-                self._wait_for(lambda: self._items, timeout)
+                self._cond.wait_for(lambda: self._items, timeout)
                 if not self._items:
                     return IDLE
             item, weight = self._items.popleft()
             self._weight -= weight
-            if self._putting and (not self._items or (
-                    self._weight <= self.budget // 2 and len(self._items) <= self.depth // 2)):
-                self._cond.notify_all()
+            self._cond.notify_all()
             return item
 
     def close(self) -> None:

@@ -4,9 +4,7 @@ the target with set-based statements where they are equivalent: consecutive inse
 into one table become multi-row INSERTs, consecutive deletes by a unique key one
 DELETE ... IN (...), consecutive updates by a unique key one UPDATE ... JOIN over a
 derived table of keys and new values (row by row, inside a savepoint, when fewer rows
-matched than were sent, so a missing row is named; in a commit group's pipelined STRICT
-statements, no savepoint: the group is applied again one transaction at a time instead,
-``_batch_savepoint``). A statement over the target's
+matched than were sent, so a missing row is named). A statement over the target's
 max_allowed_packet is halved until it fits (a single row that does not fit stops, 1153).
 
 Statements go through the Executor (applier.apply.target.executor): a set-based statement is
@@ -28,7 +26,6 @@ from applier.apply.rows.batching import BATCH_ROWS
 from applier.apply.rows.plans import TablePlan
 from applier.apply.target.errorcontext import ErrorContext, show
 from applier.apply.target.executor import Executor
-from applier.apply.target.inflight import Replay
 from applier.apply.target.session import check_packet, error_code
 from applier.binlog.events import Transaction
 from applier.convert.rows import ConvertedRows
@@ -63,19 +60,6 @@ class RowWriter:
     def _fits(self, query: str, txn, row: Callable[[], str] | None = None) -> None:
         self.context.check_fits(query, self.executor.encoding, self.executor.max_packet,
                                 txn.end, row)
-
-    def _batch_savepoint(self) -> bool:
-        """Before a batch that may match fewer rows than it holds: a savepoint to undo it
-        and redo it row by row, naming the missing row (True), when statements are read
-        one by one or IDEMPOTENT goes on past a missing row. Pipelined and STRICT (a commit
-        group's merged statements), a missing row stops: the handler raises Replay instead
-        and the group is applied again one transaction at a time, careful, where the row
-        is named (applier.apply.transactions.commitgroup); no SAVEPOINT statement per batch
-        (a third of the statements of a sysbench group, bench/RESULTS.md, issue 34 item 1)."""
-        if self.idempotent or not self.executor.pipelined:
-            self.executor.savepoint(_BATCH)
-            return True
-        return False
 
     def _fitting(self, query: str) -> bool:
         return check_packet(query, self.executor.encoding, self.executor.max_packet)
@@ -229,14 +213,11 @@ class RowWriter:
             self._update_batch(tp, plan, batch[:half], txn)
             self._update_batch(tp, plan, batch[half:], txn)
             return
-        careful = self._batch_savepoint()
+        self.executor.savepoint(_BATCH)
 
         def matched(count: int) -> None:
             if count == len(batch):
                 return
-            if not careful:
-                raise Replay(f"a batched UPDATE of {tp.target.qualified} matched {count} of"
-                             f" its {len(batch)} rows")
             self.executor.rollback_to(_BATCH)
             for before, after in batch:
                 self._update_one(tp, plan, before, after, txn)
@@ -267,14 +248,11 @@ class RowWriter:
             return
         query = self.executor.bind(tp.delete_keys(plan, len(batch)),
                                       sqlbuild.key_args(plan, batch))
-        careful = self._batch_savepoint()
+        self.executor.savepoint(_BATCH)
 
         def deleted(count: int) -> None:
             if count == len(batch):
                 return
-            if not careful:
-                raise Replay(f"a batched DELETE from {tp.target.qualified} deleted {count} of"
-                             f" its {len(batch)} rows")
             self.executor.rollback_to(_BATCH)
             for before in batch:
                 self._delete_one(tp, plan, before, txn)

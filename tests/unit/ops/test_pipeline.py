@@ -161,23 +161,3 @@ def test_head_waits_for_an_item_that_arrives_within_the_wait():
     assert queue.get() == "next"
     queue.close()
     assert queue.head(30.0) is None  # closed: no wait
-
-
-def test_a_producer_that_found_the_handoff_full_waits_until_half_is_free():
-    q = Handoff(budget=100, depth=4)
-    for name in "abcd":
-        q.put(name, 1)
-    put = threading.Event()
-
-    def producer():
-        q.put("e", 1)  # full (depth 4): waits until at most 2 items wait
-        put.set()
-
-    t = threading.Thread(target=producer)
-    t.start()
-    assert q.get() == "a"
-    assert not put.wait(0.2)  # 3 items wait: more than half the depth
-    assert q.get() == "b"
-    assert put.wait(10)
-    assert [q.get() for _ in range(3)] == ["c", "d", "e"]
-    t.join()
