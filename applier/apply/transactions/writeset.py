@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from applier.apply.rows.plans import TablePlan
 from applier.binlog.events import RowChange, Statement, Transaction
@@ -47,6 +47,12 @@ class TableKeys:
     # whether the target column holds characters (compared by a collation)
     keys: tuple[tuple[str, tuple[tuple[int, Callable | None, bool], ...]], ...]
     usable: bool  # every unique key readable from the source's columns, one NOT NULL
+    # the source indexes of every unique key's columns (from ``keys``)
+    columns: frozenset[int] = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "columns", frozenset(
+            index for _, cols in self.keys for index, _, _ in cols))
 
 
 def table_keys(tp: TablePlan) -> TableKeys:
@@ -145,12 +151,19 @@ class WriteSets:
 
 
 def _row_keys(keys: TableKeys, change: RowChange, out: set) -> bool:
-    if change.kind == "insert":
-        images = (change.after,)
-    elif change.kind == "delete":
+    kind = change.kind
+    if kind == "insert":
+        images: tuple = (change.after,)
+    elif kind == "delete":
         images = (change.before,)
-    else:  # a minimal after image holds the changed columns only
-        images = (change.before, {**change.before, **change.after})
+    else:
+        after = change.after
+        # a minimal after image holds the changed columns only: the unchanged key columns
+        # come from the before image (a full image has them all: no merged copy needed)
+        if all(index in after for index in keys.columns):
+            images = (change.before, after)
+        else:
+            images = (change.before, {**change.before, **after})
     table = keys.table
     for image in images:
         for name, cols in keys.keys:
@@ -163,6 +176,9 @@ def _row_keys(keys: TableKeys, change: RowChange, out: set) -> bool:
                     break
                 if convert is not None:
                     value = convert(value)
+                if not text and type(value) is int:  # fold() keeps an int: no call
+                    values.append(value)
+                    continue
                 if text and not (isinstance(value, str) and value.isascii()):
                     return False  # no folding covers every collation (see the module)
                 values.append(fold(value))
