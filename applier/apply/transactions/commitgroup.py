@@ -66,6 +66,45 @@ def joins_group(txn: Transaction) -> bool:
     return not txn.streamed and not any(isinstance(c, Statement) for c in txn.changes)
 
 
+class Held:
+    """Transactions with keys held on ``applier``'s open target transaction to be merged
+    into set-based statements (applier.apply.transactions.groupmerge); written once
+    ``MERGE_ROWS`` changes are held, or before a transaction that is not merged, or by
+    ``write``. ``lookups``: those of what was merged and written. Shared by a commit group
+    and a parallel task (applier.apply.transactions.taskwrite)."""
+
+    def __init__(self, applier):
+        self.applier = applier
+        self.txns: list[tuple[Transaction, list]] = []
+        self.rows = 0
+        self.lookups: Counter = Counter()
+
+    def __bool__(self) -> bool:
+        return bool(self.txns)
+
+    def add(self, txn: Transaction,
+            before_alone: Callable[[], None] | None = None) -> tuple[int, Counter]:
+        """Hold ``txn``, or write it now after what is held when its changes have no keys
+        (``before_alone()`` first): its row changes and lookups."""
+        applier = self.applier
+        keys = applier.change_keys(txn) if len(txn.changes) <= MERGE_TXN_ROWS else None
+        if keys is None:
+            self.write()
+            if before_alone is not None:
+                before_alone()
+            return applier.add(txn)
+        self.txns.append((txn, keys))
+        self.rows += len(keys)
+        if self.rows >= MERGE_ROWS:
+            self.write()
+        return len(keys), Counter()
+
+    def write(self) -> None:
+        if self.txns:
+            held, self.txns, self.rows = self.txns, [], 0
+            self.lookups.update(self.applier.add_merged(held))
+
+
 class CommitGroup:
     """``applier``: the TransactionApplier (``add``, ``commit_added``, ``abandon``,
     ``apply``); ``applied``: called per transaction, in order, once it is committed."""
@@ -79,9 +118,7 @@ class CommitGroup:
         self._row_total = 0
         self._lookups: list[Counter] = []
         self._opened = 0.0
-        self._held: list[tuple[Transaction, list]] = []  # to be merged, not yet written
-        self._held_rows = 0
-        self._merged_lookups: Counter = Counter()  # of what was merged and written
+        self._held = Held(applier)
 
     def __len__(self) -> int:
         return len(self.txns)
@@ -93,17 +130,7 @@ class CommitGroup:
         if not self.txns:
             self._opened = time.monotonic()
         try:
-            keys = (self.applier.change_keys(txn) if len(txn.changes) <= MERGE_TXN_ROWS
-                    else None)
-            if keys is None:
-                self._write_held()
-                rows, lookups = self.applier.add(txn)
-            else:
-                self._held.append((txn, keys))
-                self._held_rows += len(keys)
-                rows, lookups = len(keys), Counter()
-                if self._held_rows >= MERGE_ROWS:
-                    self._write_held()
+            rows, lookups = self._held.add(txn)
         except BaseException as exc:
             self._recover(exc, txn)
             return
@@ -111,13 +138,6 @@ class CommitGroup:
         self._rows.append(rows)
         self._row_total += rows
         self._lookups.append(lookups)
-
-    def _write_held(self) -> None:
-        """Write the transactions held, merged; their lookups are counted with the
-        group's last transaction."""
-        if self._held:
-            held, self._held, self._held_rows = self._held, [], 0
-            self._merged_lookups.update(self.applier.add_merged(held))
 
     def full(self) -> bool:
         """The group has reached one of its limits: commit it now."""
@@ -132,11 +152,11 @@ class CommitGroup:
         if not self.txns:
             return
         try:
-            self._write_held()
+            self._held.write()
         except BaseException as exc:
             self._recover(exc, None)
             return
-        merged = self._merged_lookups
+        merged = self._held.lookups  # counted with the group's last transaction
         txns, rows, lookups = self._take()
         lookups[-1] = lookups[-1] + merged
         try:
@@ -156,7 +176,7 @@ class CommitGroup:
     def _take(self):
         taken = self.txns, self._rows, self._lookups
         self.txns, self._rows, self._lookups, self._row_total = [], [], [], 0
-        self._held, self._held_rows, self._merged_lookups = [], 0, Counter()
+        self._held = Held(self.applier)
         return taken
 
     def _recover(self, exc: BaseException, failing: Transaction | None,

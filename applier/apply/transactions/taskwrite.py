@@ -18,7 +18,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 
-from applier.apply.transactions.commitgroup import MERGE_ROWS, MERGE_TXN_ROWS
+from applier.apply.transactions.commitgroup import Held
 from applier.binlog.events import Transaction
 
 
@@ -38,29 +38,14 @@ class TaskWrite:
         self.opened = time.monotonic()
         self._settled = settled
         self._waited = False
-        self._held: list[tuple[Transaction, list]] = []
-        self._held_rows = 0
-        self._merged: Counter = Counter()  # lookups of what was merged and written
+        self._held = Held(worker)
 
     def __len__(self) -> int:
         return len(self.txns)
 
     def add(self, txn: Transaction) -> None:
         """Write (or hold to merge) ``txn``; it joins the task only once that worked."""
-        worker = self.worker
-        keys = worker.change_keys(txn) if len(txn.changes) <= MERGE_TXN_ROWS else None
-        if keys is None:
-            self._write_held()
-            if not self._waited:
-                self._settled()
-                self._waited = True
-            rows, lookups = worker.add(txn)
-        else:
-            self._held.append((txn, keys))
-            self._held_rows += len(keys)
-            rows, lookups = len(keys), Counter()
-            if self._held_rows >= MERGE_ROWS:
-                self._write_held()
+        rows, lookups = self._held.add(txn, self._settle_once)
         self.txns.append(txn)
         self.rows.append(rows)
         self.row_total += rows
@@ -70,13 +55,14 @@ class TaskWrite:
         """Write what is held and read every result: every row lock the task needs is
         held, and an error raised here belongs to this task. The merged statements'
         lookups are counted with the last transaction."""
-        self._write_held()
+        self._held.write()
         self.worker.read_results()
-        if self._merged:
-            self.lookups[-1] = self.lookups[-1] + self._merged
-            self._merged = Counter()
+        if self._held.lookups:
+            self.lookups[-1] = self.lookups[-1] + self._held.lookups
+            self._held.lookups = Counter()
 
-    def _write_held(self) -> None:
-        if self._held:
-            held, self._held, self._held_rows = self._held, [], 0
-            self._merged.update(self.worker.add_merged(held))
+    def _settle_once(self) -> None:
+        """Before the first transaction that is not merged: every earlier task committed."""
+        if not self._waited:
+            self._settled()
+            self._waited = True
