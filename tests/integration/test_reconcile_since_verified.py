@@ -124,9 +124,11 @@ def test_hand_change_where_the_validator_sampled_out_is_found(replica, tmp_path)
         assert ranges and all(2000 <= lo <= hi <= 2099 for lo, hi in ranges), ranges
         hand = ranges[0][0]  # a key the validator did not check (or not after the change)
         replica.tgt(f"UPDATE t SET v = 'by hand' WHERE id = {hand}")
-        text_keys = json.loads(replica.rows(
+        # s's keys come from the next transaction: they may be written a flush later than t's
+        text_rows = wait_for("the unchecked text keys recorded", lambda: replica.rows(
             f"SELECT unchecked FROM verify_unchecked WHERE table_name = '{replica.schema}.s'"
-            f" AND recorded_at > '{since}'")[0][0])["keys"]
+            f" AND recorded_at > '{since}'"))
+        text_keys = [k for row in text_rows for k in json.loads(row[0])["keys"]]
         assert text_keys and all(k[0].startswith("it's ") for k in text_keys), text_keys
         quoted = text_keys[0][0].replace("'", "''")
         replica.tgt(f"UPDATE s SET v = -1 WHERE code = '{quoted}'")
