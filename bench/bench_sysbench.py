@@ -167,7 +167,9 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=8, help="sysbench client threads")
     ap.add_argument("--events", type=int, default=20000, help="sysbench transactions")
     ap.add_argument("--native-workers", type=int, default=4)
-    ap.add_argument("--workers", default="1,4", help="the applier's parallel_workers to run")
+    ap.add_argument("--workers", default="1,4",
+                    help="the applier's parallel_workers to run; N: parallel_mode adaptive,"
+                    " Nalways: always parallel (e.g. 1,2,2always)")
     ap.add_argument("--durability", choices=["relaxed", "default"], default="default")
     ap.add_argument("--hog", type=int, default=0, help="busy processes while replicas run")
     ap.add_argument("--rounds", type=int, default=1,
@@ -223,16 +225,21 @@ def main() -> None:
                           f"sums)\n  source  {want}\n  replica {got}")
                 runs.setdefault(label, []).append(took)
                 right[label] = right.get(label, True) and got == want
-            for workers in (int(w) for w in args.workers.split(",")):
+            for item in args.workers.split(","):
+                always = item.endswith("always")
+                workers = int(item.removesuffix("always"))
+                mode = "always" if always else "adaptive"
                 reset_target(target, args.tables)
                 before = resource.getrusage(resource.RUSAGE_SELF)
                 took, status, _, cpu = catchup_ours(
                     src_cfg, tgt_cfg, start, base / "state", False, do_tables=("sbtest.%",),
-                    checkpoint_table="sbtest_meta.checkpoint", parallel_workers=workers)
+                    checkpoint_table="sbtest_meta.checkpoint", parallel_workers=workers,
+                    parallel_mode=mode)
                 if status != 0:
-                    raise SystemExit(f"the applier (parallel_workers {workers}) exited "
+                    raise SystemExit(f"the applier (parallel_workers {item}) exited "
                                      f"{status}")
-                label = f"applier parallel_workers {workers}"
+                label = f"applier parallel_workers {workers}" + (
+                    f" ({mode})" if workers > 1 else "")
                 runs.setdefault(label, []).append(took)
                 cpus.setdefault(label, []).append(cpu)
                 switches.setdefault(label, []).append(context_switches(before))

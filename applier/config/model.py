@@ -73,6 +73,9 @@ class ReplicationConfig:
     # target connections applying independent transactions at once
     # (applier.apply.transactions.parallel)
     parallel_workers: int = 1
+    # "adaptive": the parallel connections only while they are measured faster than one
+    # (applier.apply.transactions.adaptive); "always": always
+    parallel_mode: str = "adaptive"
     # a transaction that lost a row lock (1205 lock wait timeout, 1213 deadlock) is rolled
     # back and applied again in place this many times, as replica_transaction_retries
     transaction_retries: int = 10

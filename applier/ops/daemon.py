@@ -24,7 +24,7 @@ from tenacity import RetryCallState
 
 from applier.apply.target import readonly
 from applier.apply.target.session import session_error
-from applier.apply.transactions import parallel
+from applier.apply.transactions import adaptive, parallel
 from applier.apply.transactions.commitgroup import CommitGroup, GroupLimits, joins_group
 from applier.apply.transactions.transaction import ApplyOptions, TransactionApplier
 from applier.binlog.events import Transaction
@@ -320,8 +320,7 @@ class Daemon:
         # kept source GTIDs: each source transaction its own target transaction (no groups)
         alone = self.options.keep_source_gtids
         workers = 1 if alone else self.cfg.replication.parallel_workers
-        group = (CommitGroup(applier, self.limits, self._applied) if workers <= 1 else
-                 parallel.start(self.cfg.target, applier, workers, self.limits, self._applied))
+        group = self._group(applier, workers, pipeline)
         try:
             for txn in pipeline if pipeline is not None else source:
                 if txn is pipe.HEARTBEAT:
@@ -373,6 +372,18 @@ class Daemon:
             self.verifier.finish()
             self._verify_stopped()
         self.live.seconds_behind_source = 0
+
+    def _group(self, applier: TransactionApplier, workers: int, pipeline):
+        """How transactions read whole are committed: one commit group on the daemon's
+        connection, or parallel connections (``parallel_mode = "adaptive"``: only while
+        measured faster than one, which needs the reader thread to see the backlog)."""
+        single = CommitGroup(applier, self.limits, self._applied)
+        if workers <= 1:
+            return single
+        many = parallel.start(self.cfg.target, applier, workers, self.limits, self._applied)
+        if self.cfg.replication.parallel_mode != "adaptive" or pipeline is None:
+            return many
+        return adaptive.AdaptiveApply(single, many, pipeline.ready)
 
     def _start_verify(self) -> None:
         """[verify] mode sample or full: the validator thread, fed by the row writer."""

@@ -14,8 +14,9 @@ from tests.integration.running import kill_9_when, write_config
 pytestmark = pytest.mark.integration
 
 HITS = 13  # rows of `hits`: transaction i increments row i % HITS (a dependency chain)
-# tasks of 3 transactions: many tasks, several workers busy at once
-PARALLEL = dict(parallel_workers=4, group_max_transactions=3)
+# tasks of 3 transactions: many tasks, several workers busy at once; always parallel
+# (not only while measured faster: "adaptive" is tested at the end)
+PARALLEL = dict(parallel_workers=4, group_max_transactions=3, parallel_mode="always")
 
 
 def _tables(replica) -> None:
@@ -194,3 +195,24 @@ def test_kill_9_while_workers_are_busy_resumes_exactly_once(replica, tmp_path):
     assert replica.catch_up(**PARALLEL) == ExitStatus.OK, replica.last_error
     _same_as_source(replica)  # every increment exactly once: a repeat would stop (1062)
     assert replica.rows("SELECT SUM(n) FROM hits")[0][0] == 3000
+
+
+def test_adaptive_switches_between_one_and_parallel_connections_keeping_order(
+        replica, monkeypatch):
+    """parallel_mode = "adaptive" (applier.apply.transactions.adaptive), its windows made
+    short so that one catch-up switches between the daemon's connection and the parallel
+    ones many times: the order a reader sees and the results stay those of the source."""
+    from applier.apply.transactions import adaptive
+    monkeypatch.setattr(adaptive, "WINDOW", 0.05)
+    monkeypatch.setattr(adaptive, "MIN_TXNS", 5)
+    monkeypatch.setattr(adaptive, "HOLD", 1)
+    _tables(replica)
+    _workload(replica, 1, 1500)
+    with Watcher(replica) as watcher:
+        assert replica.catch_up(**{**PARALLEL, "parallel_mode": "adaptive"}) == ExitStatus.OK, \
+            replica.last_error
+    _same_as_source(replica)
+    assert replica.rows("SELECT SUM(n) FROM hits")[0][0] == 1500
+    assert watcher.bad == [], watcher.bad[:5]
+    # both ways wrote: the daemon's own connection and the 4 parallel ones
+    assert replica.rows("SELECT COUNT(DISTINCT conn) FROM seqlog")[0][0] == 5

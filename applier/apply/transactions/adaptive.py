@@ -1,0 +1,198 @@
+"""``parallel_mode = "adaptive"`` (the default with ``parallel_workers`` > 1): apply in
+parallel only while that is measured faster than one connection.
+
+Why: whether N connections pay depends on the host and the target, not on the
+configuration. The parallel apply (applier.apply.transactions.parallel) overlaps only the
+COMMITs' waits for the target's flush; where a flush is cheap, or the host's CPU is
+short, the extra hand-overs cost more than they save, and it ran at 0.93-0.96 of one
+connection in some runs on this project's 2-core machine (bench/RESULTS.md, "Issue 34").
+A DBA should not have to measure that, nor re-measure it when the load changes.
+
+How: the daemon hands transactions to `AdaptiveApply` as to a commit group. It holds the
+two ways to apply them, one `CommitGroup` on the daemon's connection and one
+`ParallelApply` on N connections, and passes each transaction to the one in use. Which
+one is `ModeChooser`'s decision, by measurement, while the applier is behind the
+source (the only time the speed of applying matters):
+
+  * a probe runs each way for one window (``window`` seconds and ``min_txns``
+    transactions at least), timing the window from its first transaction to the moment
+    the last one is committed; the faster wins (parallel only when it is faster by more
+    than ``margin``: with a tie, one connection);
+  * the winner is kept for ``hold`` windows, then probed again; a winner that wins again
+    is kept twice as long (up to ``max_hold``), so the probes of the slower way cost a
+    bounded share of the time (a window in 66 at most);
+  * a window during which the reader ran dry (the applier waited for the source) says
+    nothing about the applier's speed: it is not compared, unless the other way was
+    limited by the applier (then the way that outran the source wins).
+
+Switching happens only between windows, once everything applied so far is committed (the
+way left holds nothing), so every guarantee of each way holds unchanged: commits in
+source order, each with its checkpoint, exactly once across a kill -9.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+
+from applier.binlog.events import Transaction
+
+log = logging.getLogger(__name__)
+
+SINGLE, PARALLEL = "single", "parallel"
+WINDOW = 1.0  # seconds a measured window lasts at least
+MIN_TXNS = 50  # transactions a measured window holds at least
+MARGIN = 0.03  # parallel must be faster by this fraction to be chosen
+HOLD = 8  # windows the winner is kept before the next probe
+MAX_HOLD = 64  # ... at most, doubling each time the same way wins again
+DRY = 0.02  # a window where the reader ran dry for more of its transactions says nothing
+IDLE = 0.05  # ... or where the applier waited this long (seconds) for the source once
+
+
+class ModeChooser:
+    """The decision, pure (``clock`` given): ``start(now)`` opens a window, ``count(...)``
+    adds a transaction to it, ``over(now)`` says when it is long enough, ``close(now)``
+    ends it (everything in it committed) and returns the way to use next."""
+
+    def __init__(self, window: float | None = None, min_txns: int | None = None,
+                 margin: float = MARGIN, hold: int | None = None, max_hold: int = MAX_HOLD):
+        # the module's values when not given, read now (a test may shorten the windows)
+        self.window = WINDOW if window is None else window
+        self.min_txns = MIN_TXNS if min_txns is None else min_txns
+        self.margin, self.max_hold = margin, max_hold
+        hold = HOLD if hold is None else hold
+        self.hold_first = hold
+        self.mode = PARALLEL  # the first probe: parallel, then single
+        self.probing: list[tuple[str, float | None, bool]] = []  # (way, rate, dry)
+        self.hold = 0  # windows left to keep the winner (0: probing)
+        self.next_hold = hold
+        self.winner: str | None = None
+        self.decisions = 0
+        self._start = self._last = 0.0
+        self._txns = self._units = self._dry = 0
+        self._idle = self._waiting = False
+
+    def start(self, now: float) -> None:
+        self._start = self._last = now
+        self._txns, self._units, self._dry = 0, 0, 0
+        self._idle = self._waiting = False
+
+    def count(self, rows: int, backlog: bool, now: float) -> None:
+        """A transaction of ``rows`` row changes joined the window at ``now``;
+        ``backlog``: the next one was already read (the applier, not the source, set the
+        pace)."""
+        if self._waiting and now - self._last > IDLE:
+            self._idle = True  # the previous one found nothing read: the source paused
+        self._txns += 1
+        self._units += rows + 1
+        self._last, self._waiting = now, not backlog
+        if not backlog:
+            self._dry += 1
+
+    def over(self, now: float) -> bool:
+        return self._txns >= self.min_txns and now - self._start >= self.window
+
+    @property
+    def measuring(self) -> bool:
+        return self.hold == 0
+
+    @property
+    def drains(self) -> bool:
+        """The window ending is measured, or the next one is: everything in it must be
+        committed first (a window held is not: the way in use goes on without a pause)."""
+        return self.hold <= 1
+
+    def close(self, now: float) -> str:
+        """The window ended at ``now`` with everything in it committed: the way to use
+        for the next window."""
+        if self.hold:
+            self.hold -= 1
+            if self.hold == 0:  # probe again: the way in use first
+                self.probing = []
+            return self.mode
+        elapsed = max(now - self._start, 1e-9)
+        dry = self._idle or self._dry > DRY * max(self._txns, 1)
+        self.probing.append((self.mode, self._units / elapsed, dry))
+        if len(self.probing) == 1:
+            self.mode = SINGLE if self.mode == PARALLEL else PARALLEL
+            return self.mode
+        self._decide()
+        return self.mode
+
+    def _decide(self) -> None:
+        (a, rate_a, dry_a), (b, rate_b, dry_b) = self.probing
+        rates = {a: rate_a, b: rate_b}
+        dries = {a: dry_a, b: dry_b}
+        if dries[SINGLE] and dries[PARALLEL]:  # the source set the pace both times
+            winner = self.winner or SINGLE
+        elif dries[SINGLE] != dries[PARALLEL]:  # one way outran the source
+            winner = SINGLE if dries[SINGLE] else PARALLEL
+        else:
+            winner = (PARALLEL if rates[PARALLEL] > rates[SINGLE] * (1 + self.margin)
+                      else SINGLE)
+        self.next_hold = (min(self.next_hold * 2, self.max_hold) if winner == self.winner
+                          else self.hold_first)
+        self.decisions += 1
+        if winner != self.winner:
+            log.info("parallel_mode adaptive: applying on %s (%.0f vs %.0f rows+"
+                     "transactions/s%s)", "one connection" if winner == SINGLE else
+                     "parallel connections", rates[winner],
+                     rates[SINGLE if winner == PARALLEL else PARALLEL],
+                     ", the source set the pace" if dries[a] or dries[b] else "")
+        self.winner = self.mode = winner
+        self.hold = self.next_hold
+        self.probing = []
+
+
+class AdaptiveApply:
+    """A commit group's interface (``add``, ``full``, ``commit``, ``abandon``, ``len``)
+    over ``single`` (a CommitGroup) and ``parallel`` (a ParallelApply); ``backlog()``:
+    the next transaction is already read (the daemon's pipeline)."""
+
+    def __init__(self, single, parallel, backlog: Callable[[], bool],
+                 chooser: ModeChooser | None = None,
+                 clock: Callable[[], float] = time.monotonic):
+        self.ways = {SINGLE: single, PARALLEL: parallel}
+        self.backlog = backlog
+        self.chooser = chooser or ModeChooser()
+        self.clock = clock
+        self._started = False
+
+    @property
+    def mode(self) -> str:
+        return self.chooser.mode
+
+    @property
+    def current(self):
+        return self.ways[self.chooser.mode]
+
+    def __len__(self) -> int:
+        return len(self.current)
+
+    def add(self, txn: Transaction) -> None:
+        chooser, now = self.chooser, self.clock()
+        if not self._started:
+            self._started = True
+            chooser.start(now)
+        elif chooser.over(now):
+            if chooser.drains:
+                self.current.commit()  # everything of the window committed (or stopped)
+            chooser.close(self.clock())
+            now = self.clock()
+            chooser.start(now)
+        backlog = self.backlog() if chooser.measuring else True
+        chooser.count(len(txn.changes), backlog, now)
+        self.current.add(txn)
+
+    def full(self) -> bool:
+        return self.current.full()
+
+    def commit(self, more: Callable[[float], bool] | None = None) -> None:
+        self.current.commit(more)
+
+    def abandon(self) -> None:
+        try:
+            self.ways[SINGLE].abandon()
+        finally:
+            self.ways[PARALLEL].abandon()

@@ -1,0 +1,153 @@
+"""parallel_mode = "adaptive" (applier.apply.transactions.adaptive): the choice between one
+connection and parallel connections by measured rate, with a simulated clock (each way
+takes a given time per transaction); the ways themselves are tested against real
+servers (tests/integration/test_parallel_apply.py, test_commit_groups.py)."""
+
+from __future__ import annotations
+
+from applier.apply.transactions.adaptive import (
+    MAX_HOLD,
+    PARALLEL,
+    SINGLE,
+    AdaptiveApply,
+    ModeChooser,
+)
+from applier.binlog.events import Transaction
+
+
+class Clock:
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class Way:
+    """A way of applying that takes ``cost`` seconds of the clock per transaction added;
+    counts what it was given and how often it was made to commit everything."""
+
+    def __init__(self, clock: Clock, cost: float):
+        self.clock, self.cost = clock, cost
+        self.open: list[Transaction] = []
+        self.added = self.commits = self.abandoned = 0
+
+    def __len__(self):
+        return len(self.open)
+
+    def add(self, txn):
+        self.clock.now += self.cost
+        self.open.append(txn)
+        self.added += 1
+
+    def full(self):
+        return len(self.open) >= 100
+
+    def commit(self, more=None):
+        self.open.clear()
+        self.commits += 1
+
+    def abandon(self):
+        self.open.clear()
+        self.abandoned += 1
+
+
+def _txn(rows: int = 4) -> Transaction:
+    return Transaction(end=None, changes=[None] * rows)
+
+
+def _run(single_cost: float, parallel_cost: float, txns: int, backlog=lambda: True,
+         chooser: ModeChooser | None = None):
+    clock = Clock()
+    single, many = Way(clock, single_cost), Way(clock, parallel_cost)
+    apply = AdaptiveApply(single, many, backlog, chooser=chooser, clock=clock)
+    for _ in range(txns):
+        apply.add(_txn())
+    return apply, single, many, clock
+
+
+def test_parallel_faster_is_chosen_and_kept():
+    apply, single, many, _ = _run(1e-3, 0.5e-3, 40000)
+    assert apply.mode == PARALLEL
+    assert apply.chooser.decisions >= 2
+    assert many.added > 8 * single.added  # the single way only ran its probe windows
+
+
+def test_parallel_slower_is_left_for_one_connection():
+    apply, single, many, _ = _run(1e-3, 1.1e-3, 20000)
+    assert apply.mode == SINGLE
+    assert single.added > 8 * many.added
+
+
+def test_a_tie_within_the_margin_goes_to_one_connection():
+    apply, *_ = _run(1e-3, 0.99e-3, 5000)
+    assert apply.mode == SINGLE and apply.chooser.decisions >= 1
+
+
+def test_never_slower_than_one_connection_over_a_long_run():
+    """The probes of the slower way cost a bounded share: with parallel at half the
+    speed of one connection, the whole run is within 2 % of one connection's time."""
+    txns = 400000
+    *_, clock = _run(1e-3, 2e-3, txns)
+    assert clock.now <= txns * 1e-3 * 1.02, clock.now
+    *_, clock = _run(1e-3, 0.5e-3, txns)  # and the gain, when parallel pays, is kept
+    assert clock.now <= txns * 0.5e-3 * 1.02, clock.now
+
+
+def test_the_winner_is_held_longer_each_time_it_wins_again():
+    chooser = ModeChooser()
+    _run(1e-3, 2e-3, 200000, chooser=chooser)
+    assert chooser.next_hold == MAX_HOLD
+
+
+def test_a_window_limited_by_the_source_is_not_compared():
+    """The reader ran dry in both probes (the source set the pace): no way is faster, the
+    choice stays one connection, whatever the timings say."""
+    apply, *_ = _run(1e-3, 0.5e-3, 5000, backlog=lambda: False)
+    assert apply.mode == SINGLE and apply.chooser.decisions >= 1
+
+
+def test_the_way_that_outran_the_source_wins():
+    clock = Clock()
+    single, many = Way(clock, 1e-3), Way(clock, 0.9e-3)
+    apply = AdaptiveApply(single, many, lambda: apply.mode == SINGLE, clock=clock)
+    for _ in range(5000):
+        apply.add(_txn())
+    assert apply.mode == PARALLEL
+
+
+def test_a_pause_of_the_source_inside_a_window_makes_it_say_nothing():
+    chooser = ModeChooser(window=1.0, min_txns=3)
+    chooser.start(0.0)
+    chooser.count(4, False, 0.0)  # the reader had nothing more: the applier waits
+    chooser.count(4, True, 30.0)  # half a minute later the source writes again
+    chooser.count(4, True, 30.1)
+    chooser.count(4, True, 30.2)
+    assert chooser.over(30.2)
+    assert chooser.close(30.3) == SINGLE  # the first probe (parallel) done: single next
+    assert chooser.probing[0][2] is True  # flagged: the source set the pace
+
+
+def test_switching_happens_only_with_everything_committed():
+    clock = Clock()
+    single, many = Way(clock, 1e-3), Way(clock, 2e-3)
+    apply = AdaptiveApply(single, many, lambda: True, clock=clock)
+    seen = []
+    for _ in range(10000):
+        before = apply.mode
+        apply.add(_txn())
+        if apply.mode != before:
+            seen.append(before)
+            left = single if before == SINGLE else many
+            assert len(left) == 0  # the way left holds nothing uncommitted
+    assert seen  # it did switch (the probes)
+    assert len(apply) == len(apply.current)
+
+
+def test_abandon_reaches_both_ways():
+    clock = Clock()
+    single, many = Way(clock, 1e-3), Way(clock, 1e-3)
+    apply = AdaptiveApply(single, many, lambda: True, clock=clock)
+    apply.add(_txn())
+    apply.abandon()
+    assert single.abandoned == 1 and many.abandoned == 1 and len(apply) == 0
