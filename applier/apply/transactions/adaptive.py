@@ -14,13 +14,14 @@ two ways to apply them, one `CommitGroup` on the daemon's connection and one
 one is `ModeChooser`'s decision, by measurement, while the applier is behind the
 source (the only time the speed of applying matters):
 
-  * a probe runs each way for one window (``window`` seconds and ``min_txns``
-    transactions at least), timing the window from its first transaction to the moment
-    the last one is committed; the faster wins (parallel only when it is faster by more
-    than ``margin``: with a tie, one connection);
+  * a probe runs each way for two windows (``window`` seconds and ``min_txns``
+    transactions at least each, in the order A B B A, after a warm-up of each way the
+    first time), timing each window from its first transaction to the moment the last
+    one is committed; the faster wins (parallel only when it is faster by more than
+    ``margin``: with a tie, one connection);
   * the winner is kept for ``hold`` windows, then probed again; a winner that wins again
     is kept twice as long (up to ``max_hold``), so the probes of the slower way cost a
-    bounded share of the time (a window in 66 at most);
+    bounded share of the time (2 windows in 67 at most);
   * a window during which the reader ran dry (the applier waited for the source) says
     nothing about the applier's speed: it is not compared, unless the other way was
     limited by the applier (then the way that outran the source wins).
@@ -41,8 +42,8 @@ from applier.binlog.events import Transaction
 log = logging.getLogger(__name__)
 
 SINGLE, PARALLEL = "single", "parallel"
-WINDOW = 1.0  # seconds a measured window lasts at least
-MIN_TXNS = 50  # transactions a measured window holds at least
+WINDOW = 0.5  # seconds a window lasts at least
+MIN_TXNS = 50  # transactions a window holds at least
 MARGIN = 0.03  # parallel must be faster by this fraction to be chosen
 HOLD = 8  # windows the winner is kept before the next probe
 MAX_HOLD = 64  # ... at most, doubling each time the same way wins again
@@ -50,10 +51,20 @@ DRY = 0.02  # a window where the reader ran dry for more of its transactions say
 IDLE = 0.05  # ... or where the applier waited this long (seconds) for the source once
 
 
+def _other(way: str) -> str:
+    return SINGLE if way == PARALLEL else PARALLEL
+
+
 class ModeChooser:
     """The decision, pure (``clock`` given): ``start(now)`` opens a window, ``count(...)``
     adds a transaction to it, ``over(now)`` says when it is long enough, ``close(now)``
-    ends it (everything in it committed) and returns the way to use next."""
+    ends it (everything in it committed) and returns the way to use next.
+
+    A probe is a plan of windows: the first one warms each way up unmeasured (its
+    connections read the tables' definitions and build their plans), then measures
+    parallel, single, single, parallel; a later one measures the way in use, the other,
+    the other, the way in use. Each way's rate is over both its windows, so a load that
+    rises or falls steadily during the probe weighs on both alike."""
 
     def __init__(self, window: float | None = None, min_txns: int | None = None,
                  margin: float = MARGIN, hold: int | None = None, max_hold: int = MAX_HOLD):
@@ -63,8 +74,13 @@ class ModeChooser:
         self.margin, self.max_hold = margin, max_hold
         hold = HOLD if hold is None else hold
         self.hold_first = hold
-        self.mode = PARALLEL  # the first probe: parallel, then single
-        self.probing: list[tuple[str, float | None, bool]] = []  # (way, rate, dry)
+        # (way, measured) windows still to run in this probe; the first: warm-ups
+        self.plan: list[tuple[str, bool]] = [(SINGLE, False), (PARALLEL, True),
+                                             (SINGLE, True), (SINGLE, True), (PARALLEL, True)]
+        self.mode = PARALLEL  # the first window: parallel's warm-up
+        self.measured = False
+        # per way: [units, seconds, dry] over its measured windows of this probe
+        self.probing: dict[str, list] = {}
         self.hold = 0  # windows left to keep the winner (0: probing)
         self.next_hold = hold
         self.winner: str | None = None
@@ -108,41 +124,49 @@ class ModeChooser:
         for the next window."""
         if self.hold:
             self.hold -= 1
-            if self.hold == 0:  # probe again: the way in use first
-                self.probing = []
+            if self.hold == 0:  # probe again: the way in use, the other twice, this one
+                way = self.mode
+                self.plan = [(_other(way), True), (_other(way), True), (way, True)]
+                self.measured = True
+                self.probing = {}
             return self.mode
-        elapsed = max(now - self._start, 1e-9)
-        dry = self._idle or self._dry > DRY * max(self._txns, 1)
-        self.probing.append((self.mode, self._units / elapsed, dry))
-        if len(self.probing) == 1:
-            self.mode = SINGLE if self.mode == PARALLEL else PARALLEL
+        if self.measured:
+            seen = self.probing.setdefault(self.mode, [0, 0.0, False])
+            seen[0] += self._units
+            seen[1] += max(now - self._start, 1e-9)
+            seen[2] = seen[2] or self._idle or self._dry > DRY * max(self._txns, 1)
+        if self.plan:
+            self.mode, self.measured = self.plan.pop(0)
             return self.mode
         self._decide()
         return self.mode
 
+    def rate(self, way: str) -> float:
+        units, seconds, _ = self.probing[way]
+        return units / seconds
+
     def _decide(self) -> None:
-        (a, rate_a, dry_a), (b, rate_b, dry_b) = self.probing
-        rates = {a: rate_a, b: rate_b}
-        dries = {a: dry_a, b: dry_b}
-        if dries[SINGLE] and dries[PARALLEL]:  # the source set the pace both times
+        dry = {way: self.probing[way][2] for way in (SINGLE, PARALLEL)}
+        rates = {way: self.rate(way) for way in (SINGLE, PARALLEL)}
+        if dry[SINGLE] and dry[PARALLEL]:  # the source set the pace both times
             winner = self.winner or SINGLE
-        elif dries[SINGLE] != dries[PARALLEL]:  # one way outran the source
-            winner = SINGLE if dries[SINGLE] else PARALLEL
+        elif dry[SINGLE] != dry[PARALLEL]:  # one way outran the source
+            winner = SINGLE if dry[SINGLE] else PARALLEL
         else:
             winner = (PARALLEL if rates[PARALLEL] > rates[SINGLE] * (1 + self.margin)
                       else SINGLE)
         self.next_hold = (min(self.next_hold * 2, self.max_hold) if winner == self.winner
                           else self.hold_first)
         self.decisions += 1
-        if winner != self.winner:
-            log.info("parallel_mode adaptive: applying on %s (%.0f vs %.0f rows+"
-                     "transactions/s%s)", "one connection" if winner == SINGLE else
-                     "parallel connections", rates[winner],
-                     rates[SINGLE if winner == PARALLEL else PARALLEL],
-                     ", the source set the pace" if dries[a] or dries[b] else "")
+        log.log(logging.INFO if winner != self.winner else logging.DEBUG,
+                "parallel_mode adaptive: applying on %s (measured %.0f, other way %.0f row"
+                " changes + transactions per second%s)",
+                "one connection" if winner == SINGLE else "the parallel connections",
+                rates[winner], rates[_other(winner)],
+                "; the source set the pace" if dry[SINGLE] or dry[PARALLEL] else "")
         self.winner = self.mode = winner
+        self.measured = False
         self.hold = self.next_hold
-        self.probing = []
 
 
 class AdaptiveApply:

@@ -74,9 +74,9 @@ def test_parallel_faster_is_chosen_and_kept():
 
 
 def test_parallel_slower_is_left_for_one_connection():
-    apply, single, many, _ = _run(1e-3, 1.1e-3, 20000)
+    apply, single, many, _ = _run(1e-3, 1.1e-3, 60000)
     assert apply.mode == SINGLE
-    assert single.added > 8 * many.added
+    assert single.added > 6 * many.added  # parallel only ran its probe windows
 
 
 def test_a_tie_within_the_margin_goes_to_one_connection():
@@ -86,12 +86,13 @@ def test_a_tie_within_the_margin_goes_to_one_connection():
 
 def test_never_slower_than_one_connection_over_a_long_run():
     """The probes of the slower way cost a bounded share: with parallel at half the
-    speed of one connection, the whole run is within 2 % of one connection's time."""
+    speed of one connection, the whole run is within 2 % of one connection's time; with
+    parallel twice as fast, within 3 % of parallel's."""
     txns = 400000
     *_, clock = _run(1e-3, 2e-3, txns)
     assert clock.now <= txns * 1e-3 * 1.02, clock.now
     *_, clock = _run(1e-3, 0.5e-3, txns)  # and the gain, when parallel pays, is kept
-    assert clock.now <= txns * 0.5e-3 * 1.02, clock.now
+    assert clock.now <= txns * 0.5e-3 * 1.03, clock.now
 
 
 def test_the_winner_is_held_longer_each_time_it_wins_again():
@@ -116,16 +117,44 @@ def test_the_way_that_outran_the_source_wins():
     assert apply.mode == PARALLEL
 
 
+def _window(chooser, now, txns=3, backlog=True, step=0.1):
+    chooser.start(now)
+    for _ in range(txns):
+        chooser.count(4, backlog, now)
+        now += step
+    assert chooser.over(now)
+    return chooser.close(now), now
+
+
 def test_a_pause_of_the_source_inside_a_window_makes_it_say_nothing():
-    chooser = ModeChooser(window=1.0, min_txns=3)
-    chooser.start(0.0)
-    chooser.count(4, False, 0.0)  # the reader had nothing more: the applier waits
-    chooser.count(4, True, 30.0)  # half a minute later the source writes again
-    chooser.count(4, True, 30.1)
-    chooser.count(4, True, 30.2)
-    assert chooser.over(30.2)
-    assert chooser.close(30.3) == SINGLE  # the first probe (parallel) done: single next
-    assert chooser.probing[0][2] is True  # flagged: the source set the pace
+    chooser = ModeChooser(window=0.2, min_txns=3)
+    assert chooser.mode == PARALLEL
+    now = 0.0
+    for want in (SINGLE, PARALLEL):  # the two warm-up windows, unmeasured
+        way, now = _window(chooser, now)
+        assert way == want and chooser.probing == {}
+    chooser.start(now)  # parallel, measured: the reader had nothing more, then a pause
+    chooser.count(4, False, now)
+    chooser.count(4, True, now + 30.0)  # half a minute later the source writes again
+    chooser.count(4, True, now + 30.1)
+    assert chooser.close(now + 30.2) == SINGLE
+    assert chooser.probing[PARALLEL][2] is True  # flagged: the source set the pace
+    for want in (SINGLE, PARALLEL):  # single twice, then parallel again
+        way, now = _window(chooser, now + 31)
+        assert way == want
+    way, now = _window(chooser, now)  # the probe ends: parallel outran the source
+    assert way == PARALLEL and chooser.decisions == 1
+
+
+def test_a_probe_measures_each_way_twice_in_the_order_a_b_b_a():
+    chooser = ModeChooser(window=0.2, min_txns=3, hold=2)
+    ways, now = [chooser.mode], 0.0
+    for _ in range(12):
+        way, now = _window(chooser, now)
+        ways.append(way)
+    assert ways[:7] == [PARALLEL, SINGLE, PARALLEL, SINGLE, SINGLE, PARALLEL, SINGLE]
+    # a tie: one connection, held 2 windows, then probed again: single, parallel x2, single
+    assert ways[7:13] == [SINGLE, SINGLE, PARALLEL, PARALLEL, SINGLE, SINGLE]
 
 
 def test_switching_happens_only_with_everything_committed():
