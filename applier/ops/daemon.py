@@ -43,6 +43,7 @@ from applier.ops import pipeline as pipe
 from applier.ops.livestate import LiveState
 from applier.ops.lockwait import LockWaits
 from applier.ops.metrics import Metrics
+from applier.ops.snapshots import StatusSnapshots
 from applier.ops.sourcecolumns import SourceColumns
 from applier.ops.statusfile import StatusFile
 from applier.replstate.checkpoint import Checkpoint, Saved
@@ -82,13 +83,11 @@ class Daemon:
         self._in_apply = False
         self._replicated = False  # the source stream has sent events: outages are retried
         self._phase = "connecting to the target"  # what the session does (outage messages)
-        self._lag_written: int | None = None  # the live lag last handed to the status file
         self.overlap = True  # read and decode in a thread while applying (bench: off to profile)
         self.tune_gc = True  # fewer garbage-collector passes (applier.ops.gctune; bench: A/B)
         self._pipeline: pipe.Pipeline | None = None  # the reader thread, while it runs
         self.locks = LockWaits(config.target, self.live)  # who holds a lock we wait for
         self.verifier: VerifyProcess | None = None  # [verify] mode sample/full, while it runs
-        self._verify_written: dict | None = None  # its counts last handed to the status file
         r = config.replication
         self._every = max(1, config.daemon.progress_every)  # transactions per progress line
         self.limits = GroupLimits(r.group_max_transactions, r.group_max_rows,
@@ -126,7 +125,7 @@ class Daemon:
         # as status: NaN (NULL) while reconnecting, 0 until the source streams
         self.metrics.follow_lag(lambda: float("nan") if self.live.state == "reconnecting"
                                 else self.live.lag() or 0)
-        self.status_file.follow(self._live_snapshot)
+        self.status_file.follow(StatusSnapshots(self.live, self.locks))
         self._start_verify()
         retrying = self.outage.retrying(lambda: self._replicated, self._retrying)
         thresholds = gctune.tune() if self.tune_gc else None
@@ -180,33 +179,10 @@ class Daemon:
         self.metrics.set_state(state)
         self.status_file.update(self.live.as_status(), now=True)
 
-    def _live_snapshot(self) -> dict | None:
-        """For the status file's timer: a new snapshot while a transaction is applied and
-        its lag (growing while it waits on the target) or the row lock it waits for
-        changed since the last one, or the validator's counts changed ([verify])."""
-        waiting = self.locks.watch()
-        if not self.live.applying_since and not waiting:
-            return self._verify_snapshot()
-        lag = self.live.lag()
-        if lag == self._lag_written and not waiting:
-            return None
-        self._lag_written = lag
-        return self.live.as_status()
-
     def _lock_waited(self, attempt: int, code: int, exc: BaseException) -> None:
         """A transaction lost a row lock and is applied again in place (lockretry)."""
         self.metrics.error(code)
         self.locks.retried(exc, attempt, self.options.transaction_retries)
-
-    def _verify_snapshot(self) -> dict | None:
-        """[verify]: a new snapshot when the validator's counts changed since the last."""
-        if self.live.verify is None:
-            return None
-        counts = self.live.verify()
-        if counts == self._verify_written:
-            return None
-        self._verify_written = counts
-        return self.live.as_status()
 
     def _target_name(self) -> str:
         t = self.cfg.target
