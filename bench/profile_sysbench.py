@@ -22,10 +22,12 @@ import json
 import os
 import statistics
 import sys
+import time
 from pathlib import Path
 
 from applier.connection.factory import connect
 from applier.core.position import Position
+from applier.ops.pipeline import Pipeline
 from applier.sandbox.servers import Sandbox
 from bench.bench_catchup import ours
 from bench.bench_sysbench import _run, checksums, copy_to_target, cpu_hogs, reset_target, sysbench
@@ -39,6 +41,22 @@ def _workload(src_cfg, source, target, args, saved: Path) -> None:
     start = source_now(src_cfg)
     sysbench(src_cfg, "oltp_read_write", "run", args)
     saved.write_text(json.dumps({"file": start.log_file, "pos": start.log_pos}))
+
+
+READER_CPU: list[float] = []  # the reader thread's CPU seconds, per run
+
+
+def _reader_timed() -> None:
+    """Record the reader thread's own CPU time as it ends (time.thread_time): how the
+    process's CPU splits between reading and applying."""
+    read = Pipeline._read
+
+    def timed(self) -> None:
+        try:
+            read(self)
+        finally:
+            READER_CPU.append(time.thread_time())
+    Pipeline._read = timed
 
 
 def main() -> None:
@@ -58,6 +76,7 @@ def main() -> None:
                     help="comma-separated sys.setswitchinterval values (seconds) to compare,"
                     " interleaved per run ('' : the interpreter's default only)")
     args = ap.parse_args()
+    _reader_timed()
     base = Path(f"/tmp/bench-profile-sysbench-{args.flavor}")
     info = Sandbox(base, flavor=args.flavor).up()
     src_cfg, tgt_cfg = info.source.server_config(), info.target.server_config()
@@ -82,9 +101,10 @@ def main() -> None:
                 do_tables=("sbtest.%",), checkpoint_table="sbtest_meta.checkpoint",
                 parallel_workers=1)
             equal = checksums(target, args.tables) == want
+            reader = READER_CPU[-1] if READER_CPU else float("nan")
             print(f"run {run + 1}, switch interval {switch}{' (profiled)' if profiled else ''}:"
-                  f" {took:.2f} s, CPU"
-                  f" {cpu:.2f} s, exit {status}, {'result equal' if equal else 'RESULT DIFFERS'}")
+                  f" {took:.2f} s, CPU {cpu:.2f} s (reader thread {reader:.2f} s), exit"
+                  f" {status}, {'result equal' if equal else 'RESULT DIFFERS'}")
             if top:
                 print(top)
             if not profiled:

@@ -424,7 +424,8 @@ class Daemon:
         # runs ahead of the metrics; it is written within FLUSH_EVERY (statusfile.py)
         self.live.state = "running"
         self.metrics.set_state("running")
-        self.status_file.update(self.live.as_status())
+        if self.status_file.due():  # else the newer one is built after the pending write
+            self.status_file.update(self.live.as_status())
         self._verify_stopped()
         if not skipped and self.live.totals.transactions % self._every == 0:
             log.info("applied %d transactions (%d rows), at %s, %s s behind source",
