@@ -27,6 +27,8 @@ lost connection, which `BinlogSource` refuses: both are TransientError to the da
 
 from __future__ import annotations
 
+from pymysql.protocol import MysqlPacket
+
 from applier import drivers
 from applier.binlog import eventtypes as et
 from applier.binlog.wire import wireevent
@@ -49,7 +51,7 @@ class EventReader:
         self.reader = reader
         self.fast = fast
         self.conn = None  # the stream connection, once the library has opened it
-        self._read = None  # its packet read
+        self._read = None  # its packets' payloads read
         self.opened = False
         self.checksums = None  # the control connection's ChecksumFollower
         self.mariadb = False
@@ -61,14 +63,13 @@ class EventReader:
         read = self._read
         if read is None:
             return self._library()
-        pkt = read()
-        data = pkt.get_all_data()
+        data = read()
         if len(data) > wireevent.HEADER_LEN and data[_TYPE_AT] in self.fast \
                 and data[0] == _OK:
             ev = self._from_bytes(data)
             if ev is not None:
                 return ev
-        self.conn.push_back(pkt)
+        self.conn.push_back(MysqlPacket(data, self.conn.encoding))
         return self._library()
 
     def _from_bytes(self, data: bytes) -> WireEvent | None:
@@ -101,5 +102,5 @@ class EventReader:
         if not self.fast or not isinstance(conn, drivers.PushbackConnection) \
                 or self.checksums is None:  # or not the applier's connections
             return  # the library reads every event
-        self.conn, self._read = conn, drivers.packet_reader(conn)
+        self.conn, self._read = conn, drivers.payload_reader(conn)
         self.mariadb = is_mariadb(ctl)

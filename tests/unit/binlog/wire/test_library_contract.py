@@ -160,16 +160,13 @@ def test_private_library_names_are_used_in_drivers_only():
 
 def test_a_packet_given_back_is_read_first_by_the_library_and_only_once():
     """The stream reader reads packets with ``_read_packet`` (a contract need): one the
-    applier read and gave back is what it reads next; `packet_reader` is PyMySQL's own
-    read, which does not look for one."""
+    applier read and gave back is what it reads next."""
     conn = drivers.PushbackConnection(defer_connect=True)
     pkt = object()
     conn.push_back(pkt)
     assert conn._read_packet() is pkt
     with pytest.raises(AttributeError):  # the next read is PyMySQL's: never connected
         conn._read_packet()
-    own = drivers.packet_reader(conn)
-    assert own.__func__ is pymysql.connections.Connection._read_packet and own.__self__ is conn
 
 
 def test_query_packet_sends_a_statement_of_the_largest_single_packet_size_or_none():
@@ -180,3 +177,78 @@ def test_query_packet_sends_a_statement_of_the_largest_single_packet_size_or_non
     assert packet is not None and packet[:4] == (0xFFFFFE).to_bytes(3, "little") + b"\0"
     # payload 0xFFFFFF would announce a following packet: left to PyMySQL's own send
     assert drivers.query_packet(fits + b"x") is None
+
+
+def _fed(data: bytes, seq: int = 0):
+    """A PushbackConnection reading ``data`` from a socket pair (written by a thread, then
+    closed), as the stream connection reads the server's bytes."""
+    import socket
+    import threading
+
+    ours, theirs = socket.socketpair()
+    conn = drivers.PushbackConnection(defer_connect=True, read_timeout=10)
+    conn._sock, conn._rfile, conn._next_seq_id = ours, ours.makefile("rb"), seq
+
+    def write():
+        try:
+            theirs.sendall(data)
+        except OSError:  # the reader stopped early (an error) and closed its end
+            pass
+        theirs.close()
+    threading.Thread(target=write, daemon=True).start()
+    return conn
+
+
+def _packet(payload: bytes, seq: int) -> bytes:
+    return len(payload).to_bytes(3, "little") + bytes([seq % 256]) + payload
+
+
+def _outcomes(read, count: int) -> list:
+    got = []
+    for _ in range(count):
+        try:
+            got.append(read())
+        except Exception as exc:  # noqa: BLE001 - the exception itself is compared
+            got.append((type(exc), exc.args))
+            break
+    return got
+
+
+@pytest.mark.parametrize("case", ["events", "split", "error", "sequence", "short", "zero"])
+def test_payload_reader_reads_what_pymysqls_read_packet_reads(case):
+    """`drivers.payload_reader` against PyMySQL's own ``_read_packet`` on the same bytes:
+    the same payloads, and the same exception (type and arguments) where PyMySQL raises."""
+    big = bytes(range(256)) * (0xFFFFFF // 256 + 40)  # over one packet: split in two
+    payloads = {
+        "events": [b"\0" + bytes(40) + b"event %d" % i for i in range(50)],
+        "split": [b"\0" + big[:0xFFFFFF - 1], b"\0tail"],
+        "error": [b"\0ok", b"\xff" + (1236).to_bytes(2, "little")
+                  + b"#HY000Could not find first log file name in binary log index file"],
+        "sequence": [b"\0one", b"\0two"],
+        "short": [b"\0complete"],
+        "zero": [b"\0one"],
+    }[case]
+    data, seq = b"", 0
+    for payload in payloads:
+        while True:  # a payload of 0xFFFFFF bytes or more goes in several packets
+            chunk, payload = payload[:0xFFFFFF], payload[0xFFFFFF:]
+            data += _packet(chunk, seq)
+            seq += 1
+            if len(chunk) < 0xFFFFFF:
+                break
+    if case == "sequence":  # the second packet numbered 7 instead of 1
+        data = data[:len(payloads[0]) + 4 + 3] + b"\x07" + data[len(payloads[0]) + 8:]
+    if case == "zero":  # MariaDB's error packet numbered 0 at shutdown
+        data += _packet(b"\xff\x00\x00", 0)
+    if case == "short":
+        data += _packet(b"\0cut off here", seq)[:9]
+    count = len(payloads) + 1
+    pymysqls = _fed(data)
+    expected = _outcomes(lambda: pymysql.connections.Connection._read_packet(
+        pymysqls).get_all_data(), count)
+    ours = _fed(data)
+    assert _outcomes(drivers.payload_reader(ours), count) == expected
+    assert (ours._sock is None) == (pymysqls._sock is None)  # closed alike (or not)
+    for conn in (ours, pymysqls):
+        if conn._sock is not None:
+            conn._force_close()
