@@ -97,3 +97,34 @@ def test_shared_tables_are_those_with_foreign_keys_either_way_or_triggers(replic
         assert len(reads) == 4
     finally:
         conn.close()
+
+
+def test_a_definitions_check_reads_the_statements_in_flight_first(replica):
+    """The periodic check of the target's definitions (PlanCache.refresh, every 2 s while
+    a commit group is written) runs on the connection whose statements are in flight:
+    it reads their results first. Else its query reads the response of the first one as
+    its own (the table looks changed) and every later result lands one statement off
+    (counts of rows matched taken from other statements)."""
+    from tests.integration.harness import group_applier
+
+    replica.tgt("CREATE TABLE w (id INT PRIMARY KEY, c VARCHAR(200))")
+    conn = pymysql.connect(**replica.target_cfg.pymysql_kwargs(), autocommit=False)
+    try:
+        applier = group_applier(replica, conn)
+        assert applier.plans.schemas.get(replica.schema, "w") is not None
+        applier.plans.schemas.stale(replica.schema, "w")  # used since the last check
+        ex = applier.executor
+        ex.pipeline(64)
+        counts = []
+        pad = "p" * 190
+        for n in range(1, 9):  # 8 INSERTs of 1..8 rows, ~1.5 kB a row: sent, not read
+            rows = ", ".join(f"({n * 100 + i}, '{pad}')" for i in range(n * 8))
+            ex.send(f"INSERT INTO {replica.schema}.w VALUES {rows}",
+                    lambda q, err, count: counts.append(err or count))
+        assert applier.plans.refresh(force=True) is False  # w did not change
+        ex.drain()
+        assert counts == [n * 8 for n in range(1, 9)]
+        ex.commit()
+    finally:
+        conn.close()
+    assert replica.rows("SELECT COUNT(*) FROM w") == [(sum(n * 8 for n in range(1, 9)),)]

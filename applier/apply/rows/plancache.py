@@ -113,7 +113,12 @@ class PlanCache:
         self.generation += 1
 
     def refresh(self, *, force: bool = False) -> bool:
-        """Forget the plans of target tables whose definition changed; True if any."""
+        """Forget the plans of target tables whose definition changed; True if any. When
+        a check is due, what is in flight on the connection is read first (the check's
+        query would otherwise read the response of a statement in flight as its own)."""
+        if not self.schemas.due(force=force):
+            return False
+        self.before_read()
         changed = self.schemas.changed(force=force)
         for key in changed:
             self._drop(key)

@@ -136,9 +136,9 @@ class SchemaCache:
     batch; a cached table not used meanwhile is compared when it is used again, before
     its next row (``stale``/``revalidate``)."""
 
-    def __init__(self, conn, check_every: float = CHECK_EVERY):
+    def __init__(self, conn, check_every: float | None = None):
         self.conn = conn
-        self.check_every = check_every
+        self.check_every = CHECK_EVERY if check_every is None else check_every  # read now
         self._tables: dict[tuple[str, str], TableDef | None] = {}
         self._signatures: dict[tuple[str, str], Signature | None] = {}
         self._compared: dict[tuple[str, str], float] = {}  # when each was last compared
@@ -181,14 +181,20 @@ class SchemaCache:
         self._compared.clear()
         self._used.clear()
 
+    def due(self, *, force: bool = False) -> bool:
+        """``changed`` would ask the server now (tables were used, and ``check_every``
+        seconds have passed or ``force``)."""
+        return bool(self._used) and (force or
+                                     time.monotonic() - self._checked >= self.check_every)
+
     def changed(self, *, force: bool = False) -> list[tuple[str, str]]:
         """Tables used since the last check whose definition changed on the target
         (checked at most every ``check_every`` seconds unless forced); they are dropped
-        from the cache."""
-        now = time.monotonic()
-        if not self._used or (not force and now - self._checked < self.check_every):
+        from the cache. It reads on the cache's connection: nothing may be in flight
+        there (``due`` says whether it will read)."""
+        if not self.due(force=force):
             return []
-        self._checked = now
+        self._checked = time.monotonic()
         used, self._used = self._used, set()
         return self._compare([k for k in used if k in self._tables])
 

@@ -35,6 +35,9 @@ class Changing(Schemas):
     def get(self, schema, table):
         return replace(TARGET, schema=schema, table=table) if table == "t" else None
 
+    def due(self, *, force=False):
+        return force or bool(self.gone)
+
     def changed(self, *, force=False):
         gone, self.gone = self.gone, []
         return gone
@@ -92,3 +95,18 @@ def test_forget_drops_every_plan_and_refresh_those_of_a_changed_table():
     schemas.gone = [("db", "t")]
     assert plans.refresh() is True and plans.get(SOURCE) is not again
     assert plans.generation == 1  # refresh is not a forget (parallel workers keep theirs)
+
+
+def test_a_definition_check_reads_what_is_in_flight_first_and_only_when_due():
+    """The check's query runs on the connection the rows are written on: the statements
+    in flight there are read first, or the query would read one's response as its own
+    (every response after it shifted by one). Not due: nothing is read (the pipeline
+    stays full)."""
+    schemas = Changing()
+    plans, reads = cache(schemas)
+    plans.get(SOURCE)
+    reads.clear()
+    assert plans.refresh() is False and reads == []  # not due: no read, no drain
+    schemas.gone = [("db", "t")]
+    assert plans.refresh() is True and reads == [1]  # due: drained, then compared
+    assert plans.refresh(force=True) is False and reads == [1, 1]
