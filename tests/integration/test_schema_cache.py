@@ -128,3 +128,29 @@ def test_a_definitions_check_reads_the_statements_in_flight_first(replica):
     finally:
         conn.close()
     assert replica.rows("SELECT COUNT(*) FROM w") == [(sum(n * 8 for n in range(1, 9)),)]
+
+
+def test_any_query_on_the_apply_connection_reads_the_statements_in_flight_first(replica):
+    """The safety net under every caller: a cursor's query on the connection the
+    executor pipelines on (one that forgot to read what is in flight first) still gets
+    its own result, and each statement in flight its own count."""
+    from tests.integration.harness import group_applier
+
+    replica.tgt("CREATE TABLE w (id INT PRIMARY KEY, c VARCHAR(200))")
+    conn = pymysql.connect(**replica.target_cfg.pymysql_kwargs(), autocommit=False)
+    try:
+        ex = group_applier(replica, conn).executor
+        ex.pipeline(64)
+        counts = []
+        pad = "p" * 190
+        for n in range(1, 9):
+            rows = ", ".join(f"({n * 100 + i}, '{pad}')" for i in range(n * 8))
+            ex.send(f"INSERT INTO {replica.schema}.w VALUES {rows}",
+                    lambda q, err, count: counts.append(err or count))
+        with conn.cursor() as cur:
+            cur.execute("SELECT 'mine', 42")
+            assert cur.fetchall() == (("mine", 42),)
+        assert counts == [n * 8 for n in range(1, 9)]  # read before the query went out
+        ex.commit()
+    finally:
+        conn.close()

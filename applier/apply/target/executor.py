@@ -80,6 +80,7 @@ class SessionExecutor:
         self.max_packet = max_packet(conn)
         self.inflight = InFlight(conn)
         self._cursor = conn.cursor()
+        _reads_in_flight_first(conn, self.inflight)
 
     def bind(self, sql: str, args: Any) -> str:
         return literals.mogrify(self.conn, sql, args, raw_bytes=True)  # binary: own size
@@ -122,3 +123,22 @@ class SessionExecutor:
     def rollback(self) -> None:
         self.inflight.discard()
         self.conn.rollback()
+
+
+def _reads_in_flight_first(conn, inflight: InFlight) -> None:
+    """Every query run on ``conn`` outside the executor (a definitions check, a cursor of
+    the schema cache or the DDL policy) reads the statements in flight first: a query
+    sent while responses are unread would read the first one's response as its own, and
+    every later statement would get the response of the one after it (rows matched
+    counted from another statement). Each caller reads what is in flight before it
+    queries; this makes a caller that forgets it safe too (PyMySQL's cursors run every
+    statement through ``Connection.query``)."""
+    query = getattr(conn, "query", None)
+    if query is None:  # not a PyMySQL connection (a unit test's stand-in)
+        return
+
+    def reading_first(sql, unbuffered=False):
+        if len(inflight):
+            inflight.drain()
+        return query(sql, unbuffered)
+    conn.query = reading_first
