@@ -18,7 +18,8 @@ source (the only time the speed of applying matters):
     transactions at least each, in the order A B B A, after a warm-up of each way the
     first time), timing each window from its first transaction to the moment the last
     one is committed; the faster wins (parallel only when it is faster by more than
-    ``margin``: with a tie, one connection);
+    ``margin`` over the probe and faster in each A B pair: with a tie, or a swing of the
+    host's load that favours one way in one pair only, one connection);
   * the winner is kept for ``hold`` windows, then probed again; a winner that wins again
     is kept twice as long (up to ``max_hold``), so the probes of the slower way cost a
     bounded share of the time (2 windows in 67 at most);
@@ -81,6 +82,7 @@ class ModeChooser:
         self.measured = False
         # per way: [units, seconds, dry] over its measured windows of this probe
         self.probing: dict[str, list] = {}
+        self.windows: list[tuple[str, float]] = []  # (way, rate) of each measured window
         self.hold = 0  # windows left to keep the winner (0: probing)
         self.next_hold = hold
         self.winner: str | None = None
@@ -128,13 +130,15 @@ class ModeChooser:
                 way = self.mode
                 self.plan = [(_other(way), True), (_other(way), True), (way, True)]
                 self.measured = True
-                self.probing = {}
+                self.probing, self.windows = {}, []
             return self.mode
         if self.measured:
+            seconds = max(now - self._start, 1e-9)
             seen = self.probing.setdefault(self.mode, [0, 0.0, False])
             seen[0] += self._units
-            seen[1] += max(now - self._start, 1e-9)
+            seen[1] += seconds
             seen[2] = seen[2] or self._idle or self._dry > DRY * max(self._txns, 1)
+            self.windows.append((self.mode, self._units / seconds))
         if self.plan:
             self.mode, self.measured = self.plan.pop(0)
             return self.mode
@@ -145,6 +149,13 @@ class ModeChooser:
         units, seconds, _ = self.probing[way]
         return units / seconds
 
+    def _each_pair_parallel(self) -> bool:
+        """Parallel was faster in the first two measured windows and in the last two (A B,
+        B A): a load that swings within the probe does not make it win on one window."""
+        pairs = (self.windows[:2], self.windows[2:4])
+        return all(len(pair) == 2 and dict(pair).get(PARALLEL, 0) > dict(pair).get(SINGLE, 0)
+                   for pair in pairs)
+
     def _decide(self) -> None:
         dry = {way: self.probing[way][2] for way in (SINGLE, PARALLEL)}
         rates = {way: self.rate(way) for way in (SINGLE, PARALLEL)}
@@ -152,9 +163,9 @@ class ModeChooser:
             winner = self.winner or SINGLE
         elif dry[SINGLE] != dry[PARALLEL]:  # one way outran the source
             winner = SINGLE if dry[SINGLE] else PARALLEL
-        else:
+        else:  # parallel: faster over the probe and in each of its two A B pairs
             winner = (PARALLEL if rates[PARALLEL] > rates[SINGLE] * (1 + self.margin)
-                      else SINGLE)
+                      and self._each_pair_parallel() else SINGLE)
         self.next_hold = (min(self.next_hold * 2, self.max_hold) if winner == self.winner
                           else self.hold_first)
         self.decisions += 1
@@ -167,6 +178,7 @@ class ModeChooser:
         self.winner = self.mode = winner
         self.measured = False
         self.hold = self.next_hold
+        self.windows = []
 
 
 class AdaptiveApply:

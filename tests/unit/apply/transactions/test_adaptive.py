@@ -180,3 +180,22 @@ def test_abandon_reaches_both_ways():
     apply.add(_txn())
     apply.abandon()
     assert single.abandoned == 1 and many.abandoned == 1 and len(apply) == 0
+
+
+def test_parallel_must_win_both_pairs_of_a_probe():
+    """A load swing that makes parallel look much faster in one pair of windows only (its
+    total still ahead) leaves one connection chosen."""
+    chooser = ModeChooser(window=0.2, min_txns=1)
+    now = 0.0
+    for _ in range(2):  # the warm-ups
+        _, now = _window(chooser, now, txns=1, step=0.2)
+    # measured: parallel (fast), single, single (fast), parallel (slow)
+    for way, step in ((PARALLEL, 0.05), (SINGLE, 0.2), (SINGLE, 0.2), (PARALLEL, 0.25)):
+        assert chooser.mode == way
+        chooser.start(now)
+        for _ in range(10):
+            chooser.count(4, True, now)
+        now += step  # the window's length: its rate
+        chooser.close(now)
+    assert chooser.rate(PARALLEL) > chooser.rate(SINGLE) * 1.03  # ahead over the probe
+    assert chooser.mode == SINGLE and chooser.decisions == 1
