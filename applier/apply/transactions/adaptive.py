@@ -23,9 +23,10 @@ source (the only time the speed of applying matters):
   * the winner is kept for ``hold`` windows, then probed again; a winner that wins again
     is kept twice as long (up to ``max_hold``), so the probes of the slower way cost a
     bounded share of the time (2 windows in 67 at most);
-  * a window during which the reader ran dry (the applier waited for the source) says
-    nothing about the applier's speed: it is not compared, unless the other way was
-    limited by the applier (then the way that outran the source wins).
+  * a window during which the reader ran dry (the applier waited for the source)
+    measured less than the applier can do: a way that won with such windows won, but
+    one that lost with them may not be slower, and then the choice stays as it was (one
+    connection at first).
 
 Switching happens only between windows, once everything applied so far is committed (the
 way left holds nothing), so every guarantee of each way holds unchanged: commits in
@@ -159,13 +160,12 @@ class ModeChooser:
     def _decide(self) -> None:
         dry = {way: self.probing[way][2] for way in (SINGLE, PARALLEL)}
         rates = {way: self.rate(way) for way in (SINGLE, PARALLEL)}
-        if dry[SINGLE] and dry[PARALLEL]:  # the source set the pace both times
-            winner = self.winner or SINGLE
-        elif dry[SINGLE] != dry[PARALLEL]:  # one way outran the source
-            winner = SINGLE if dry[SINGLE] else PARALLEL
-        else:  # parallel: faster over the probe and in each of its two A B pairs
-            winner = (PARALLEL if rates[PARALLEL] > rates[SINGLE] * (1 + self.margin)
-                      and self._each_pair_parallel() else SINGLE)
+        # parallel: faster over the probe and in each of its two A B pairs
+        faster = (PARALLEL if rates[PARALLEL] > rates[SINGLE] * (1 + self.margin)
+                  and self._each_pair_parallel() else SINGLE)
+        # a way whose windows waited for the source measured less than it can do: when
+        # that is the slower one, nothing is known (the choice stays as it was)
+        winner = (self.winner or SINGLE) if dry[_other(faster)] else faster
         self.next_hold = (min(self.next_hold * 2, self.max_hold) if winner == self.winner
                           else self.hold_first)
         self.decisions += 1
