@@ -5,7 +5,7 @@ An event is a 19-byte common header (timestamp 4, type 1, server_id 4, size 4, l
 flags 2, little-endian), a body, and a CRC32 footer when its binlog file has checksums
 (`applier.binlog.wire.checksum`). `WireEvent.body` is the body without the footer.
 
-A `WireEvent` comes either straight from a packet of the stream (`from_packet`: the
+A `WireEvent` comes either straight from a packet of the stream (`read_fast`: the
 frequent event types, `applier.binlog.wire.eventreader`) or from an event the library built
 (`of_library`: every other event, and the events inside compressed ones); ``lib`` is the
 library's object then, None otherwise. The assembler reads GTIDs, BEGIN, XID, table maps
@@ -33,6 +33,7 @@ import struct
 from applier.binlog import eventtypes as et
 
 HEADER = struct.Struct("<IBIIIH")
+_unpack_header = HEADER.unpack_from
 HEADER_LEN = 19
 CHECKSUM_LEN = 4
 QUERY_POST_HEADER_LEN = 13  # the QUERY post-header read above, before any extension
@@ -84,33 +85,26 @@ class WireEvent:
                 f"{len(self.body)} bytes of body{', library' if self.lib else ''})")
 
 
-def from_packet(data: bytes, checksum_len: int, mariadb: bool) -> WireEvent | None:
-    """The event in a binlog packet (its OK byte, then the event as sent), or None when
-    the packet's length is not the size its header declares (the library reads it)."""
-    if len(data) <= HEADER_LEN:
-        return None
-    timestamp, type_code, server_id, size, log_pos, flags = HEADER.unpack_from(data, 1)
-    end = len(data)
-    if size != end - 1 or size < HEADER_LEN + checksum_len:
-        return None
-    return WireEvent(type_code, timestamp, server_id, size, log_pos, flags,
-                     data[1 + HEADER_LEN:end - checksum_len], mariadb)
-
-
 def read_fast(data: bytes, checksum_len: int, mariadb: bool,
               query_post_header: int = QUERY_POST_HEADER_LEN) -> WireEvent | None:
-    """The event in a binlog packet when it can be read from its bytes alone: its type
-    is in `FAST`, its body at least `MIN_BODY` long, a QUERY is a BEGIN; else None (the
-    library reads it). `checksum_len`: 4 when the event ends with a checksum."""
-    ev = from_packet(data, checksum_len, mariadb)
-    if ev is None:
+    """The event in a binlog packet (its OK byte, then the event as sent) when it can be
+    read from its bytes alone: the packet's length is the size its header declares, its
+    type is in `FAST`, its body at least `MIN_BODY` long, a QUERY is a BEGIN; else None
+    (the library reads it). `checksum_len`: 4 when the event ends with a checksum. One
+    function, no intermediate object: it runs once per event of the stream."""
+    end = len(data)
+    if end <= HEADER_LEN:
         return None
-    least = MIN_BODY.get(ev.type_code)
-    if least is None or len(ev.body) < least:
+    timestamp, type_code, server_id, size, log_pos, flags = _unpack_header(data, 1)
+    if size != end - 1 or size < HEADER_LEN + checksum_len:
         return None
-    if ev.type_code == et.QUERY and not is_begin(ev.body, query_post_header):
+    body = data[1 + HEADER_LEN:end - checksum_len]
+    least = MIN_BODY.get(type_code)
+    if least is None or len(body) < least:
         return None
-    return ev
+    if type_code == et.QUERY and not is_begin(body, query_post_header):
+        return None
+    return WireEvent(type_code, timestamp, server_id, size, log_pos, flags, body, mariadb)
 
 
 def of_library(ev) -> WireEvent:
