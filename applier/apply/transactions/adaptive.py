@@ -81,9 +81,8 @@ class ModeChooser:
                                              (SINGLE, True), (SINGLE, True), (PARALLEL, True)]
         self.mode = PARALLEL  # the first window: parallel's warm-up
         self.measured = False
-        # per way: [units, seconds, dry] over its measured windows of this probe
-        self.probing: dict[str, list] = {}
-        self.windows: list[tuple[str, float]] = []  # (way, rate) of each measured window
+        # the measured windows of this probe: (way, units, seconds, paced by the source)
+        self.windows: list[tuple[str, int, float, bool]] = []
         self.hold = 0  # windows left to keep the winner (0: probing)
         self.next_hold = hold
         self.winner: str | None = None
@@ -131,20 +130,27 @@ class ModeChooser:
                 way = self.mode
                 self.plan = [(_other(way), True), (_other(way), True), (way, True)]
                 self.measured = True
-                self.probing, self.windows = {}, []
+                self.windows = []
             return self.mode
         if self.measured:
-            seconds = max(now - self._start, 1e-9)
-            seen = self.probing.setdefault(self.mode, [0, 0.0, False])
-            seen[0] += self._units
-            seen[1] += seconds
-            seen[2] = seen[2] or self._idle or self._dry > DRY * max(self._txns, 1)
-            self.windows.append((self.mode, self._units / seconds))
+            dry = self._idle or self._dry > DRY * max(self._txns, 1)
+            self.windows.append((self.mode, self._units, max(now - self._start, 1e-9), dry))
         if self.plan:
             self.mode, self.measured = self.plan.pop(0)
             return self.mode
         self._decide()
         return self.mode
+
+    @property
+    def probing(self) -> dict[str, list]:
+        """Per way over its measured windows of this probe: [units, seconds, dry]."""
+        out: dict[str, list] = {}
+        for way, units, seconds, dry in self.windows:
+            seen = out.setdefault(way, [0, 0.0, False])
+            seen[0] += units
+            seen[1] += seconds
+            seen[2] = seen[2] or dry
+        return out
 
     def rate(self, way: str) -> float:
         units, seconds, _ = self.probing[way]
@@ -153,13 +159,15 @@ class ModeChooser:
     def _each_pair_parallel(self) -> bool:
         """Parallel was faster in the first two measured windows and in the last two (A B,
         B A): a load that swings within the probe does not make it win on one window."""
-        pairs = (self.windows[:2], self.windows[2:4])
-        return all(len(pair) == 2 and dict(pair).get(PARALLEL, 0) > dict(pair).get(SINGLE, 0)
-                   for pair in pairs)
+        def faster(pair) -> bool:
+            rates = {way: units / seconds for way, units, seconds, _ in pair}
+            return len(rates) == 2 and rates[PARALLEL] > rates[SINGLE]
+        return faster(self.windows[:2]) and faster(self.windows[2:4])
 
     def _decide(self) -> None:
-        dry = {way: self.probing[way][2] for way in (SINGLE, PARALLEL)}
-        rates = {way: self.rate(way) for way in (SINGLE, PARALLEL)}
+        probing = self.probing
+        dry = {way: probing[way][2] for way in (SINGLE, PARALLEL)}
+        rates = {way: probing[way][0] / probing[way][1] for way in (SINGLE, PARALLEL)}
         # parallel: faster over the probe and in each of its two A B pairs
         faster = (PARALLEL if rates[PARALLEL] > rates[SINGLE] * (1 + self.margin)
                   and self._each_pair_parallel() else SINGLE)
@@ -177,8 +185,7 @@ class ModeChooser:
                 "; the source set the pace" if dry[SINGLE] or dry[PARALLEL] else "")
         self.winner = self.mode = winner
         self.measured = False
-        self.hold = self.next_hold
-        self.windows = []
+        self.hold = self.next_hold  # (the windows stay until the next probe: its record)
 
 
 class AdaptiveApply:
