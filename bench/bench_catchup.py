@@ -24,6 +24,7 @@ import cProfile
 import dataclasses
 import io
 import pstats
+import resource
 import statistics
 import time
 from pathlib import Path
@@ -129,6 +130,12 @@ def _reader_profiled(profiles: list):
         Pipeline._read = read
 
 
+def _children_cpu() -> float:
+    """CPU seconds of this process's ended children (the daemon's reader process)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def ours(src_cfg, tgt_cfg, start, state: Path, profile: bool, overlap: bool = True,
          dump: str | None = None, more=None, tune_gc: bool = True,
          **replication) -> tuple[float, int, str, float]:
@@ -147,14 +154,15 @@ def ours(src_cfg, tgt_cfg, start, state: Path, profile: bool, overlap: bool = Tr
     daemon.tune_gc = tune_gc  # applier.ops.gctune (--gc-ab: with and without)
     prof = cProfile.Profile() if profile else None
     readers: list[cProfile.Profile] = []
-    t0, cpu0 = time.perf_counter(), time.process_time()
+    t0, cpu0 = time.perf_counter(), time.process_time() + _children_cpu()
     with _reader_profiled(readers) if prof else contextlib.nullcontext():
         if prof:
             prof.enable()
         status = daemon.run()
         if prof:
             prof.disable()
-    elapsed, cpu = time.perf_counter() - t0, time.process_time() - cpu0
+    elapsed = time.perf_counter() - t0
+    cpu = time.process_time() + _children_cpu() - cpu0  # the reader process's too
     top = ""
     if prof:
         out = io.StringIO()

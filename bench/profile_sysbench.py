@@ -75,6 +75,9 @@ def main() -> None:
     ap.add_argument("--switch", default="",
                     help="comma-separated sys.setswitchinterval values (seconds) to compare,"
                     " interleaved per run ('' : the interpreter's default only)")
+    ap.add_argument("--readers", default="process",
+                    help="comma-separated [replication] reader values to compare, interleaved"
+                    " per run (process, thread)")
     args = ap.parse_args()
     _reader_timed()
     base = Path(f"/tmp/bench-profile-sysbench-{args.flavor}")
@@ -87,33 +90,37 @@ def main() -> None:
     at = json.loads(saved.read_text())
     start = Position(at["file"], at["pos"])
     want = checksums(source, args.tables)
-    times: dict[float, list[float]] = {}
-    cpus: dict[float, list[float]] = {}
+    times: dict[tuple[float, str], list[float]] = {}
+    cpus: dict[tuple[float, str], list[float]] = {}
     switches = [float(s) for s in args.switch.split(",") if s] or [sys.getswitchinterval()]
+    readers = [r for r in args.readers.split(",") if r]
     print(f"load average before {os.getloadavg()[0]:.2f}")
     with cpu_hogs(args.hog):
-        for run, switch in ((r, s) for r in range(args.runs) for s in switches):
+        for run, switch, reader_mode in ((r, s, m) for r in range(args.runs)
+                                         for s in switches for m in readers):
             sys.setswitchinterval(switch)
             reset_target(target, args.tables)
             profiled = args.profile and run == 0
             took, status, top, cpu = ours(
                 src_cfg, tgt_cfg, start, base / "state", profiled, dump=args.dump,
                 do_tables=("sbtest.%",), checkpoint_table="sbtest_meta.checkpoint",
-                parallel_workers=1)
+                parallel_workers=1, reader=reader_mode)
             equal = checksums(target, args.tables) == want
             reader = READER_CPU[-1] if READER_CPU else float("nan")
-            print(f"run {run + 1}, switch interval {switch}{' (profiled)' if profiled else ''}:"
-                  f" {took:.2f} s, CPU {cpu:.2f} s (reader thread {reader:.2f} s), exit"
+            print(f"run {run + 1}, reader {reader_mode}, switch interval {switch}"
+                  f"{' (profiled)' if profiled else ''}: {took:.2f} s, CPU {cpu:.2f} s"
+                  f" (reader thread {reader:.2f} s), exit"
                   f" {status}, {'result equal' if equal else 'RESULT DIFFERS'}")
             if top:
                 print(top)
             if not profiled:
-                times.setdefault(switch, []).append(took)
-                cpus.setdefault(switch, []).append(cpu)
-    for switch, took in times.items():
+                times.setdefault((switch, reader_mode), []).append(took)
+                cpus.setdefault((switch, reader_mode), []).append(cpu)
+    for (switch, reader_mode), took in times.items():
         each = ", ".join(f"{t:.2f}" for t in took)
-        print(f"switch interval {switch}: median {statistics.median(took):.2f} s, CPU"
-              f" {statistics.median(cpus[switch]):.2f} s (runs {each})")
+        print(f"reader {reader_mode}, switch interval {switch}: median"
+              f" {statistics.median(took):.2f} s, CPU"
+              f" {statistics.median(cpus[switch, reader_mode]):.2f} s (runs {each})")
     print(f"load average after {os.getloadavg()[0]:.2f}")
     for conn in (source, target):
         conn.close()

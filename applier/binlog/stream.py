@@ -200,6 +200,13 @@ class BinlogSource:
             except OSError:  # already closed
                 pass
 
+    def first_event_read(self) -> None:
+        """The stream was read in another process (applier.ops.readerprocess) and its first
+        event arrived: as when it is read here."""
+        self._received = True
+        if self.on_first_event is not None:
+            self.on_first_event()
+
     @property
     def received(self) -> bool:
         """The stream has delivered events (replication ran in this session)."""

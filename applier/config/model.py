@@ -76,6 +76,9 @@ class ReplicationConfig:
     # "adaptive": the parallel connections only while they are measured faster than one
     # (applier.apply.transactions.adaptive); "always": always
     parallel_mode: str = "adaptive"
+    # where the binlog is read and decoded while transactions are applied: "process" (a
+    # process of its own: applier.ops.readerprocess) or "thread" (the daemon's)
+    reader: str = "process"
     # a transaction that lost a row lock (1205 lock wait timeout, 1213 deadlock) is rolled
     # back and applied again in place this many times, as replica_transaction_retries
     transaction_retries: int = 10

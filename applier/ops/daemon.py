@@ -291,8 +291,10 @@ class Daemon:
         (applier.apply.transactions.commitgroup)."""
         self.live.applying, self.locks.started, self.live.waiting_for = False, None, None
         received = self.live.received.read
-        pipeline = self._pipeline = (pipe.Pipeline(source, on_read=received)
-                                     if self.overlap else None)
+        pipeline = self._pipeline = (
+            pipe.Pipeline(source, on_read=received,
+                          process=self.cfg.replication.reader == "process")
+            if self.overlap else None)
         # kept source GTIDs: each source transaction its own target transaction (no groups)
         alone = self.options.keep_source_gtids
         workers = 1 if alone else self.cfg.replication.parallel_workers

@@ -38,10 +38,10 @@ CHUNK = 1000  # row changes per item of a streamed transaction
 BUDGET = 4 * STREAM_ROWS  # row changes waiting in the queue at most (one item may exceed)
 DEPTH = 256  # items waiting in the queue at most
 
-_DONE, _ERROR, _TXN, _PART, _END = range(5)
+DONE, ERROR, TXN, PART, END = range(5)
 
 
-class _Closed(Exception):
+class Closed(Exception):
     """The applier side went away: the reader ends."""
 
 
@@ -62,7 +62,7 @@ class Handoff:
                    and (self._weight + weight > self.budget or len(self._items) >= self.depth)):
                 self._cond.wait()
             if self._closed:
-                raise _Closed()
+                raise Closed()
             self._items.append((item, weight))
             self._weight += weight
             self._cond.notify_all()
@@ -87,6 +87,19 @@ class Handoff:
             self._cond.notify_all()
             return item
 
+    def take_all(self) -> list:
+        """Every item waiting (at least one: waits for it), taken at once (the reader
+        process's sender: applier.ops.readerprocess)."""
+        with self._cond:
+            self._cond.wait_for(lambda: self._items or self._closed)
+            if self._closed:
+                raise Closed()
+            items = [item for item, _ in self._items]
+            self._items.clear()
+            self._weight = 0
+            self._cond.notify_all()
+            return items
+
     def close(self) -> None:
         with self._cond:
             self._closed = True
@@ -103,18 +116,24 @@ class Pipeline:
     to unblock a read. The source's heartbeats reach the pipeline when whoever built the
     source has it call ``heartbeat`` (the daemon does: applier.ops.daemon)."""
 
-    def __init__(self, source, *, budget: int = BUDGET, depth: int = DEPTH, on_read=None):
+    def __init__(self, source, *, budget: int = BUDGET, depth: int = DEPTH, on_read=None,
+                 process: bool = False):
         self.source = source
         self.on_read = on_read  # (end Position) per transaction read, in the reader thread
         self.queue = Handoff(budget, depth)
         self._thread = threading.Thread(target=self._read, name="binlog-reader", daemon=True)
         self._started = False
+        # the reader in a process of its own (applier.ops.readerprocess), else a thread
+        self.process = None
+        if process:
+            from applier.ops.readerprocess import ReaderProcess
+            self.process = ReaderProcess(self, self._forward)
 
     # -- the reader thread ------------------------------------------------------------
     def heartbeat(self) -> None:
         """The source sent a heartbeat (called in the reader thread, while the source is
         iterated): yielded as HEARTBEAT after what was read before it."""
-        self.queue.put((_TXN, HEARTBEAT))
+        self.queue.put((TXN, HEARTBEAT))
 
     def _read(self) -> None:
         try:
@@ -122,41 +141,76 @@ class Pipeline:
                 if not txn.streamed:
                     if self.on_read is not None:
                         self.on_read(txn.end)
-                    self.queue.put((_TXN, txn), len(txn.changes))
+                    self.queue.put((TXN, txn), len(txn.changes))
                     continue
                 # announced: its changes follow in parts (`_streamed`, applier thread)
-                self.queue.put((_TXN, Transaction(txn.end, [], txn.timestamp, streamed=True)))
+                self.queue.put((TXN, Transaction(txn.end, [], txn.timestamp, streamed=True)))
                 part: list[RowChange | Statement] = []
                 for change in txn.changes:  # reads the binlog on, in this thread
                     part.append(change)
                     if len(part) >= CHUNK:
-                        self.queue.put((_PART, part, txn.end), len(part))
+                        self.queue.put((PART, part, txn.end), len(part))
                         part = []
                 if self.on_read is not None:
                     self.on_read(txn.end)
-                self.queue.put((_END, part, txn.end, txn.timestamp), len(part))
-            self.queue.put((_DONE,))
-        except _Closed:
+                self.queue.put((END, part, txn.end, txn.timestamp), len(part))
+            self.queue.put((DONE,))
+        except Closed:
             return
         except BaseException as exc:  # noqa: BLE001 - handed to the applier thread
             try:
-                self.queue.put((_ERROR, exc), force=True)
-            except _Closed:
+                self.queue.put((ERROR, exc), force=True)
+            except Closed:
                 return
+
+    def _forward(self, item) -> bool:
+        """An item the reader process read, put as the reader thread puts it (``on_read``
+        called here); True after the stream's last item (its end or an error)."""
+        from applier.ops.readerprocess import FIRST
+        kind = item[0]
+        if kind == TXN:
+            txn = item[1]
+            if txn is HEARTBEAT:
+                self.queue.put(item)
+                return False
+            if not txn.streamed and self.on_read is not None:
+                self.on_read(txn.end)
+            self.queue.put(item, len(txn.changes))
+        elif kind == PART:
+            self.queue.put(item, len(item[1]))
+        elif kind == END:
+            if self.on_read is not None:
+                self.on_read(item[2])
+            self.queue.put(item, len(item[1]))
+        elif kind == FIRST:
+            self.source.first_event_read()
+        elif kind == DONE:
+            self.queue.put(item)
+            return True
+        else:  # ERROR, and anything else is the reader's mistake: stop on it
+            if kind != ERROR:
+                item = (ERROR, AssertionError(f"pipeline: an item of kind {kind!r} from the"
+                                              " reader process"))
+            self.queue.put(item, force=True)
+            return True
+        return False
 
     # -- the applier thread -----------------------------------------------------------
     def __iter__(self) -> Iterator:
         if not self._started:
             self._started = True
-            self._thread.start()
+            if self.process is not None:
+                self.process.start()
+            else:
+                self._thread.start()
         while True:
             item = self.queue.get()
             kind = item[0]
-            if kind == _DONE:
+            if kind == DONE:
                 return
-            if kind == _ERROR:
+            if kind == ERROR:
                 raise item[1]
-            if kind != _TXN:
+            if kind != TXN:
                 raise AssertionError(f"pipeline: a part of a streamed transaction out of"
                                      f" place ({kind})")
             txn = item[1]
@@ -178,16 +232,16 @@ class Pipeline:
         while True:
             item = self.queue.get()
             kind = item[0]
-            if kind == _ERROR:
+            if kind == ERROR:
                 raise item[1]
-            if kind == _TXN and item[1] is HEARTBEAT:
+            if kind == TXN and item[1] is HEARTBEAT:
                 continue
-            if kind not in (_PART, _END):
+            if kind not in (PART, END):
                 raise AssertionError(f"pipeline: a streamed transaction ended without its"
                                      f" end ({kind})")
             txn.end = item[2]
             yield from item[1]
-            if kind == _END:
+            if kind == END:
                 txn.timestamp = item[3]
                 return
 
@@ -196,12 +250,15 @@ class Pipeline:
         returns without waiting (not a heartbeat, an error or the end: a commit group is
         committed before)."""
         head = self.queue.head(wait)
-        return head is not None and head[0] == _TXN and head[1] is not HEARTBEAT
+        return head is not None and head[0] == TXN and head[1] is not HEARTBEAT
 
     def close(self) -> None:
         """Stop the reader (it may be waiting for the source or for room) and wait for it."""
         self.queue.close()
         if not self._started:
+            return
+        if self.process is not None:
+            self.process.stop()
             return
         interrupt = getattr(self.source, "interrupt", None)
         if interrupt is not None:

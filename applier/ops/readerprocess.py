@@ -1,0 +1,303 @@
+"""The binlog reader in a process of its own (``[replication] reader = "process"``, the
+default): reading and decoding the source's binlog no longer shares the applying
+thread's interpreter lock.
+
+Why: on sysbench's small transactions the reader thread was half of the daemon's CPU and
+the lock was held ~90 % of the time (py-spy ``--gil``; bench/RESULTS.md, "Issue 34, fourth
+session"): the applying thread waited for the reader's turns. In a process of its own the
+reader runs on another core; what crosses is the transactions it read, pickled in
+batches (a table's definition once, then by number), and unpickling costs the daemon a
+fraction of what reading did.
+
+How: `start` forks the daemon's process at the point where the reader thread would
+start (only the forking thread exists in the child, which runs `Pipeline._read`, the
+same loop the reader thread runs, into a queue of its own); a sender thread in the child
+sends what waits in that queue as one frame; a receiver thread in the daemon unpickles
+the frames and puts the items into the pipeline's queue, where the applying thread takes
+them exactly as from the reader thread. So the pipeline's guarantees hold as they are
+(order, one source transaction one target transaction, errors at their place in the
+stream, bounded memory on both sides: each queue has the pipeline's budget, and the pipe
+between them blocks the sender when full).
+
+The child:
+  * dies with the daemon (``PR_SET_PDEATHSIG``; and a write to a closed pipe ends it);
+  * takes the default action for the daemon's signals (a stop is the daemon's: it kills
+    the child, which holds nothing the next session needs);
+  * holds no copy of the daemon's sockets or pipes (each inherited one is pointed at
+    /dev/null at once): a connection the daemon closes is closed for its server, and a
+    pipe the daemon closes reaches its end (the verification process sees it);
+  * leaves with ``os._exit``: nothing of the daemon's clean-up runs twice.
+
+An error in the child travels as the exception object (its ``__cause__`` too: the daemon
+counts the driver's error code); one that does not survive pickling arrives as the
+nearest applier error with its message. A child that ends without saying why (killed)
+is a TransientError: the daemon resumes from its checkpoint.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import io
+import logging
+import os
+import pickle
+import signal
+import stat
+import threading
+from multiprocessing import Pipe
+
+from applier.core.types import SourceTable
+from applier.errors import ReplicationStopped, TransientError
+from applier.ops import pipeline as pipe
+
+log = logging.getLogger(__name__)
+
+_TABLES, _FORGET, _ITEMS = b"t", b"f", b"i"  # a frame's first byte
+FIRST = "first"  # an item: the source sent its first event (BinlogSource.on_first_event)
+TABLES_KEPT = 4096  # table definitions both sides keep by number at most
+PIPE_BYTES = 1 << 20  # the pipe's buffer (F_SETPIPE_SZ), when the system allows it
+_F_SETPIPE_SZ = 1031
+_PR_SET_PDEATHSIG = 1
+
+
+class Encoder:
+    """Items to frames (the child's side): a table's definition is sent once in a frame
+    of its own, then named by its number; ``heartbeat`` (the pipeline's marker object)
+    by name. Pure: tests run it without a process."""
+
+    def __init__(self, heartbeat: object, kept: int = TABLES_KEPT):
+        self.heartbeat = heartbeat
+        self.kept = kept
+        self._numbers: dict[int, tuple[int, SourceTable]] = {}  # id -> (number, table)
+        self._next = 0
+
+    def frames(self, items: list) -> list[bytes]:
+        out: list[bytes] = []
+        if len(self._numbers) >= self.kept:
+            self._numbers.clear()
+            out.append(_FORGET)
+        new: dict[int, SourceTable] = {}
+        numbers, heartbeat = self._numbers, self.heartbeat
+
+        def persistent_id(obj):
+            if obj is heartbeat:
+                return "hb"
+            if type(obj) is SourceTable:
+                hit = numbers.get(id(obj))
+                if hit is None:
+                    hit = numbers[id(obj)] = (self._next, obj)  # kept: its id stays its own
+                    new[self._next] = obj
+                    self._next += 1
+                return hit[0]
+            return None
+
+        buf = io.BytesIO()
+        pickler = pickle.Pickler(buf, pickle.HIGHEST_PROTOCOL)
+        pickler.persistent_id = persistent_id
+        pickler.dump([_portable(item) for item in items])
+        if new:
+            out.append(_TABLES + pickle.dumps(new, pickle.HIGHEST_PROTOCOL))
+        out.append(_ITEMS + buf.getvalue())
+        return out
+
+
+class Decoder:
+    """Frames to items (the daemon's side); None for a frame that carries no items."""
+
+    def __init__(self, heartbeat: object):
+        self.heartbeat = heartbeat
+        self.tables: dict[int, SourceTable] = {}
+
+    def items(self, frame: bytes) -> list | None:
+        kind, body = frame[:1], memoryview(frame)[1:]
+        if kind == _TABLES:
+            self.tables.update(pickle.loads(body))
+            return None
+        if kind == _FORGET:
+            self.tables.clear()
+            return None
+        if kind != _ITEMS:
+            raise ReplicationStopped(f"the binlog reader process sent a frame of unknown "
+                                     f"kind {bytes(kind)!r}")
+        tables, heartbeat = self.tables, self.heartbeat
+        unpickler = pickle.Unpickler(io.BytesIO(body))
+        unpickler.persistent_load = lambda pid: heartbeat if pid == "hb" else tables[pid]
+        items = unpickler.load()
+        for i, item in enumerate(items):
+            if item[0] == pipe.ERROR:
+                exc, cause = item[1], item[2]
+                if cause is not None:
+                    exc.__cause__ = cause
+                items[i] = (pipe.ERROR, exc)
+        return items
+
+
+
+def _portable(item):
+    """An error item as (kind, exception, its cause), each one that pickles."""
+    if item[0] != pipe.ERROR:
+        return item
+    exc = item[1]
+    cause = exc.__cause__
+    return (pipe.ERROR, _survives(exc), None if cause is None else _survives(cause))
+
+
+def _survives(exc: BaseException) -> BaseException:
+    """``exc`` when it comes back from pickling as itself (type and message), else the
+    nearest applier error with its message."""
+    try:
+        back = pickle.loads(pickle.dumps(exc, pickle.HIGHEST_PROTOCOL))
+        if type(back) is type(exc) and str(back) == str(exc):
+            return exc
+    except Exception:  # noqa: BLE001 - any failure to pickle: the substitute below
+        pass
+    text = f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, (TransientError, OSError)):
+        return TransientError(text)
+    return ReplicationStopped(text, getattr(exc, "code", 0) or 0)
+
+
+class ReaderProcess:
+    """The pipeline's reader in a forked child (`start`), its items forwarded into the
+    pipeline's queue by a receiver thread; `stop` ends both."""
+
+    def __init__(self, pipeline, forward):
+        self.pipeline = pipeline
+        self.forward = forward  # (item) -> True once the stream's last item was put
+        self.pid: int | None = None
+        self._recv = None
+        self._thread: threading.Thread | None = None
+        self._stopping = False
+
+    def start(self) -> None:
+        recv, send = Pipe(duplex=False)
+        _bigger_pipe(send.fileno())
+        parent = os.getpid()
+        pid = os.fork()
+        if pid == 0:  # the child: never returns
+            code = 1
+            try:
+                recv.close()
+                _child_setup(parent, keep=send.fileno())
+                _child_run(self.pipeline, send)
+                code = 0
+            except BaseException:  # noqa: BLE001 - the daemon hears of it as an early end
+                pass
+            finally:
+                os._exit(code)
+        send.close()
+        self.pid, self._recv = pid, recv
+        self._thread = threading.Thread(target=self._receive, name="binlog-receiver",
+                                        daemon=True)
+        self._thread.start()
+
+    def _receive(self) -> None:
+        decoder = Decoder(pipe.HEARTBEAT)
+        try:
+            while True:
+                try:
+                    frame = self._recv.recv_bytes()
+                except (EOFError, OSError):
+                    if not self._stopping:
+                        self.forward((pipe.ERROR, TransientError(
+                            f"the binlog reader process ended ({self._ended()}); resume "
+                            "from the last checkpoint")))
+                    return
+                for item in decoder.items(frame) or ():
+                    if self.forward(item):
+                        return
+        except pipe.Closed:  # the pipeline was closed: the applier side went away
+            return
+        except BaseException as exc:  # noqa: BLE001 - a frame that cannot be read
+            try:
+                self.forward((pipe.ERROR, exc))
+            except pipe.Closed:
+                return
+
+    def _ended(self) -> str:
+        """How the child ended (reaped here), for the message."""
+        try:
+            pid, status = os.waitpid(self.pid, 0)
+        except ChildProcessError:
+            return "already reaped"
+        self.pid = None
+        if os.WIFSIGNALED(status):
+            return f"killed by signal {os.WTERMSIG(status)}"
+        return f"exit status {os.WEXITSTATUS(status)}"
+
+    def stop(self) -> None:
+        """End the child (it may be waiting for the source or for room) and the receiver."""
+        self._stopping = True
+        pid = self.pid
+        if pid is not None:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+            except (ProcessLookupError, ChildProcessError):
+                pass
+            self.pid = None
+        if self._thread is not None:
+            self._thread.join(timeout=30)
+            if self._thread.is_alive():
+                log.warning("the binlog receiver thread did not end within 30 s")
+        if self._recv is not None:
+            self._recv.close()
+
+
+def _bigger_pipe(fd: int) -> None:
+    try:
+        import fcntl
+        fcntl.fcntl(fd, _F_SETPIPE_SZ, PIPE_BYTES)
+    except OSError:  # a system limit (pipe-max-size): the default buffer does
+        pass
+
+
+def _child_setup(parent: int, keep: int) -> None:
+    """Die with the daemon; default signal actions; no copy of the daemon's sockets and
+    pipes (each pointed at /dev/null, so their numbers stay taken)."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() != parent:  # the daemon died before the line above
+        os._exit(1)
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT,
+                signal.SIGUSR1, signal.SIGUSR2):
+        signal.signal(sig, signal.SIG_DFL)
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for name in os.listdir("/proc/self/fd"):
+        fd = int(name)
+        if fd <= 2 or fd in (keep, devnull):
+            continue
+        try:
+            mode = os.fstat(fd).st_mode
+        except OSError:  # the listing's own descriptor, closed since
+            continue
+        if stat.S_ISSOCK(mode) or stat.S_ISFIFO(mode):
+            os.dup2(devnull, fd)
+
+
+def _child_run(pipeline, send) -> None:
+    """The reader loop into a queue of the child's own, sent frame by frame."""
+    queue = pipeline.queue = pipe.Handoff(pipeline.queue.budget, pipeline.queue.depth)
+    pipeline.on_read = None  # the daemon's side calls it as items arrive
+    source = pipeline.source
+    if hasattr(source, "on_first_event"):
+        source.on_first_event = lambda: queue.put((FIRST,))
+    sender = threading.Thread(target=_send, args=(queue, send, Encoder(pipe.HEARTBEAT)),
+                              name="binlog-sender", daemon=True)
+    sender.start()
+    pipeline._read()
+    sender.join()
+
+
+def _send(queue, send, encoder: Encoder) -> None:
+    try:
+        while True:
+            items = queue.take_all()
+            for frame in encoder.frames(items):
+                send.send_bytes(frame)
+            if items[-1][0] in (pipe.DONE, pipe.ERROR):
+                return
+    except BaseException:  # noqa: BLE001 - the daemon is gone (a closed pipe): end
+        queue.close()
