@@ -215,21 +215,21 @@ def main() -> None:
             _gc_ab(args, src_cfg, tgt_cfg, start, target, want, changes, t_native)
             return
         serial = None
-        if not args.profile:  # the same, without the reader thread: what the overlap gives
+        if not args.profile:  # the same with the reader in a thread (reader = "thread")
             _reset_target(target)
             serial = ours(src_cfg, tgt_cfg, start, Path(args.dir) / "state2", False,
-                          overlap=False) + (_one(target, CHECK),)
+                          reader="thread") + (_one(target, CHECK),)
         print(f"{args.flavor}: {changes} row changes (source wrote them in {t_write:.1f} s)")
         print(f"the server's replica (parallel workers {workers[0]}): {t_native:.2f} s, "
               f"{changes / t_native:,.0f} row changes/s, result "
               f"{'equal' if got_native == want else 'DIFFERS'}")
         print(f"applier: {t_ours:.2f} s, {changes / t_ours:,.0f} row changes/s, exit status "
               f"{status}, result {'equal' if got_ours == want else 'DIFFERS'}, "
-              f"its CPU {cpu:.2f} s (all threads)")
+              f"its CPU {cpu:.2f} s (all threads, the reader process's too)")
         print(f"ratio (server's time / applier's time): {t_native / t_ours:.3f}")
         if serial is not None:
             t_serial, status2, _, cpu2, got2 = serial
-            print(f"applier without the reader thread: {t_serial:.2f} s, "
+            print(f"applier, reader thread: {t_serial:.2f} s, "
                   f"{changes / t_serial:,.0f} row changes/s, exit status {status2}, result "
                   f"{'equal' if got2 == want else 'DIFFERS'}, ratio {t_native / t_serial:.3f},"
                   f" its CPU {cpu2:.2f} s")

@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 
 from applier.binlog import eventtypes as et
-from applier.binlog.events import CHECK_FLAGS, RowChange, Statement, Transaction
+from applier.binlog.events import CHECK_FLAGS, RawRows, RowChange, Statement, Transaction
 from applier.binlog.redact import Redacted
 from applier.binlog.rows import rowimage
 from applier.binlog.tablemaps import tablemapwire
@@ -62,6 +62,26 @@ _HINTS = {
 }
 
 
+def decode_rows(type_code: int, table: SourceTable, codecs, body: bytes,
+                where: Callable[[], str]) -> list[RowChange]:
+    """The RowChanges of a rows event's body; ReplicationStopped naming the table, the
+    event and ``where()`` (its place) when a row cannot be decoded."""
+    try:
+        rb = rowimage.parse_rows_body(type_code, body)
+        rows = rowimage.decode_rows(rb, codecs)
+    except rowimage.RowImageError as exc:
+        raise ReplicationStopped(
+            f"cannot decode a row of '{table.qualified}' in the "
+            f"{et.describe(type_code)} {where()}: {exc}") from exc
+    kind, checks_off = rb.kind, rb.flags & CHECK_FLAGS
+    return [RowChange(kind, table, before, after, checks_off) for before, after in rows]
+
+
+def expand(raw: RawRows) -> list[RowChange]:
+    """A RawRows decoded, as the assembler would have decoded it in its place."""
+    return decode_rows(raw.type_code, raw.table, raw.codecs, raw.body, lambda: raw.where)
+
+
 class Assembler:
     """Groups events into Transactions.
 
@@ -80,6 +100,10 @@ class Assembler:
         self.standalone = False
         self.gtid: str | None = None
         self.changes: list[RowChange | Statement] = []
+        self.raw_units = 0  # what the RawRows in `changes` weigh beyond one each
+        # rows events of at least this many bytes are kept as RawRows (the reader
+        # process: applier.ops.readerprocess); None: all decoded here
+        self.raw_from: int | None = None
         self.last_pos = 0
         self.container: str | None = None  # the compressed event being unpacked
         self.streaming: Transaction | None = None  # the streamed transaction being read
@@ -163,7 +187,7 @@ class Assembler:
                 f"the {et.describe(t)} {self._at(ev)} begins a transaction while the one "
                 "before it has not ended (no COMMIT or XID read for it): replication stops "
                 "rather than join or drop them (nothing of either was applied)")
-        self.gtid, self.changes = gtid, []
+        self.gtid, self.changes, self.raw_units = gtid, [], 0
         self.standalone = mariadb and bool(flags & _FL_STANDALONE)
         self.open = mariadb and not self.standalone  # MySQL: BEGIN follows
         return []
@@ -243,17 +267,14 @@ class Assembler:
         self.open = True
         flt = self.src.table_filter
         if flt is None or self._accepts(flt, table.schema, table.table):
-            try:
-                rb = rowimage.parse_rows_body(ev.type_code, body)
-                rows = rowimage.decode_rows(rb, codecs)
-            except rowimage.RowImageError as exc:
-                raise ReplicationStopped(
-                    f"cannot decode a row of '{table.qualified}' in the "
-                    f"{et.describe(ev.type_code)} {self._at(ev)}: {exc}") from exc
-            kind, checks_off = rb.kind, rb.flags & CHECK_FLAGS
-            self.changes.extend([RowChange(kind, table, before, after, checks_off)
-                                 for before, after in rows])
-        if len(self.changes) > self.stream_rows and self._should_stream():
+            if self.raw_from is not None and len(body) >= self.raw_from:
+                raw = RawRows(ev.type_code, table, codecs, body, self._at(ev))
+                self.changes.append(raw)
+                self.raw_units += raw.units - 1
+            else:
+                self.changes.extend(decode_rows(ev.type_code, table, codecs, body,
+                                                lambda: self._at(ev)))
+        if len(self.changes) + self.raw_units > self.stream_rows and self._should_stream():
             return [self._stream(ev)]
         return []
 
@@ -280,6 +301,7 @@ class Assembler:
         else:
             txn = Transaction(end, self.changes, timestamp=ev.timestamp)
         self.open, self.standalone, self.gtid, self.changes = False, False, None, []
+        self.raw_units = 0
         return txn
 
     # -- streamed transactions -------------------------------------------------------
@@ -288,7 +310,7 @@ class Assembler:
         """A large transaction, read from the stream itself (not inside a compressed
         event, whose inner events are already in memory), not already streamed."""
         return (self.streaming is None and self.container is None
-                and len(self.changes) > self.stream_rows
+                and len(self.changes) + self.raw_units > self.stream_rows
                 and getattr(self.src, "next_event", None) is not None)
 
     def _stream(self, ev: WireEvent) -> Transaction:
@@ -304,7 +326,7 @@ class Assembler:
     def _rest(self) -> Iterator[RowChange | Statement]:
         txn = self.streaming  # (a generator's body runs once consumed: set by then)
         while True:
-            buffered, self.changes = self.changes, []
+            buffered, self.changes, self.raw_units = self.changes, [], 0
             yield from buffered
             if self.streaming is not txn:  # _end reached: the transaction is complete
                 return

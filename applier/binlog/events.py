@@ -31,6 +31,32 @@ class RowChange(NamedTuple):
     checks_off: int = 0
 
 
+RAW_BYTES_PER_UNIT = 64  # a RawRows counts as one row change per this many bytes
+
+
+class RawRows(NamedTuple):
+    """A rows event not decoded yet: the reader process hands large ones over as their
+    bytes and the daemon decodes them (applier.ops.readerprocess; C decoding costs less
+    than pickling the values). ``where``: the event's place, for the error's message.
+    Never reaches the applier (the daemon's side turns it into its RowChanges)."""
+
+    type_code: int
+    table: SourceTable
+    codecs: tuple
+    body: bytes
+    where: str
+
+    @property
+    def units(self) -> int:
+        """What it weighs against the row-change budgets (by its size)."""
+        return len(self.body) // RAW_BYTES_PER_UNIT + 1
+
+
+def units(changes) -> int:
+    """The weight of a list of changes: one per change, a RawRows by its size."""
+    return sum(c.units if type(c) is RawRows else 1 for c in changes)
+
+
 @dataclass(frozen=True)
 class QuerySession:
     """The source session a QUERY event ran in (its status variables): how to read and

@@ -149,6 +149,9 @@ class BinlogSource:
         self.handled = handled
         self.read_from_bytes = read_from_bytes  # event types read without the library
         self.tables: dict[int, tuple[types.SourceTable, Sequence[rowimage.ColumnCodec]]] = {}
+        # rows events of at least this many bytes yielded undecoded (RawRows: the reader
+        # process, applier.ops.readerprocess); None: every one decoded
+        self.raw_from: int | None = None
         self._stream: BinLogStreamReader | None = None
         self._events: eventreader.EventReader | None = None
         self._stream_connections = 0
@@ -172,6 +175,7 @@ class BinlogSource:
     def __iter__(self) -> Iterator[Transaction]:
         self._open()
         assembler = Assembler(self, self.handled)
+        assembler.raw_from = self.raw_from
         while True:
             event = self.next_event()
             if event is None:

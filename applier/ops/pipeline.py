@@ -28,7 +28,7 @@ from collections import deque
 from collections.abc import Iterator
 
 from applier.binlog.assembler import STREAM_ROWS
-from applier.binlog.events import RowChange, Statement, Transaction
+from applier.binlog.events import RawRows, RowChange, Statement, Transaction
 
 log = logging.getLogger(__name__)
 
@@ -123,6 +123,9 @@ class Pipeline:
         self.queue = Handoff(budget, depth)
         self._thread = threading.Thread(target=self._read, name="binlog-reader", daemon=True)
         self._started = False
+        # a list of changes' weight against the budget: its length (the reader process:
+        # RawRows by their size, applier.binlog.events.units)
+        self.weigh = len
         # the reader in a process of its own (applier.ops.readerprocess), else a thread
         self.process = None
         if process:
@@ -141,19 +144,21 @@ class Pipeline:
                 if not txn.streamed:
                     if self.on_read is not None:
                         self.on_read(txn.end)
-                    self.queue.put((TXN, txn), len(txn.changes))
+                    self.queue.put((TXN, txn), self.weigh(txn.changes))
                     continue
                 # announced: its changes follow in parts (`_streamed`, applier thread)
                 self.queue.put((TXN, Transaction(txn.end, [], txn.timestamp, streamed=True)))
                 part: list[RowChange | Statement] = []
+                weight = 0
                 for change in txn.changes:  # reads the binlog on, in this thread
                     part.append(change)
-                    if len(part) >= CHUNK:
-                        self.queue.put((PART, part, txn.end), len(part))
-                        part = []
+                    weight += change.units if type(change) is RawRows else 1
+                    if weight >= CHUNK:
+                        self.queue.put((PART, part, txn.end), weight)
+                        part, weight = [], 0
                 if self.on_read is not None:
                     self.on_read(txn.end)
-                self.queue.put((END, part, txn.end, txn.timestamp), len(part))
+                self.queue.put((END, part, txn.end, txn.timestamp), weight)
             self.queue.put((DONE,))
         except Closed:
             return

@@ -37,15 +37,18 @@ is a TransientError: the daemon resumes from its checkpoint.
 from __future__ import annotations
 
 import ctypes
-import io
 import logging
 import os
 import pickle
 import signal
 import stat
 import threading
+from collections.abc import Iterator
 from multiprocessing import Pipe
 
+from applier.binlog import events
+from applier.binlog.assembler import expand
+from applier.binlog.events import RawRows, RowChange, Transaction
 from applier.core.types import SourceTable
 from applier.errors import ReplicationStopped, TransientError
 from applier.ops import pipeline as pipe
@@ -53,7 +56,12 @@ from applier.ops import pipeline as pipe
 log = logging.getLogger(__name__)
 
 _TABLES, _FORGET, _ITEMS = b"t", b"f", b"i"  # a frame's first byte
+_RAW = "raw"  # a RawRows's tuple on the wire (a row change's first field is its kind)
+_HEARTBEAT = "heartbeat"  # the wire's kind for the pipeline's HEARTBEAT
 FIRST = "first"  # an item: the source sent its first event (BinlogSource.on_first_event)
+# a rows event of at least this many bytes crosses as its bytes, decoded by the daemon
+# (smaller ones decoded in the child: one event's decoding has a fixed cost)
+RAW_FROM = 2048
 TABLES_KEPT = 4096  # table definitions both sides keep by number at most
 PIPE_BYTES = 1 << 20  # the pipe's buffer (F_SETPIPE_SZ), when the system allows it
 _F_SETPIPE_SZ = 1031
@@ -61,44 +69,74 @@ _PR_SET_PDEATHSIG = 1
 
 
 class Encoder:
-    """Items to frames (the child's side): a table's definition is sent once in a frame
-    of its own, then named by its number; ``heartbeat`` (the pipeline's marker object)
-    by name. Pure: tests run it without a process."""
+    """Items to frames (the child's side). Pure: tests run it without a process.
+
+    A row change crosses as a plain tuple with its table's number (a table's definition
+    is sent once, in a frame of its own): pickling named tuples and a callback per object
+    cost 18 us per row on bench_catchup's rows, plain tuples a fraction of that
+    (bench/RESULTS.md, "Issue 34, fourth session"). ``heartbeat`` (the pipeline's marker
+    object) crosses as a kind of its own."""
 
     def __init__(self, heartbeat: object, kept: int = TABLES_KEPT):
         self.heartbeat = heartbeat
         self.kept = kept
         self._numbers: dict[int, tuple[int, SourceTable]] = {}  # id -> (number, table)
         self._next = 0
+        self._new: dict[int, SourceTable] = {}
 
     def frames(self, items: list) -> list[bytes]:
         out: list[bytes] = []
         if len(self._numbers) >= self.kept:
             self._numbers.clear()
             out.append(_FORGET)
-        new: dict[int, SourceTable] = {}
-        numbers, heartbeat = self._numbers, self.heartbeat
-
-        def persistent_id(obj):
-            if obj is heartbeat:
-                return "hb"
-            if type(obj) is SourceTable:
-                hit = numbers.get(id(obj))
-                if hit is None:
-                    hit = numbers[id(obj)] = (self._next, obj)  # kept: its id stays its own
-                    new[self._next] = obj
-                    self._next += 1
-                return hit[0]
-            return None
-
-        buf = io.BytesIO()
-        pickler = pickle.Pickler(buf, pickle.HIGHEST_PROTOCOL)
-        pickler.persistent_id = persistent_id
-        pickler.dump([_portable(item) for item in items])
-        if new:
-            out.append(_TABLES + pickle.dumps(new, pickle.HIGHEST_PROTOCOL))
-        out.append(_ITEMS + buf.getvalue())
+        self._new = {}
+        wire = pickle.dumps([self._wire(item) for item in items], pickle.HIGHEST_PROTOCOL)
+        if self._new:
+            out.append(_TABLES + pickle.dumps(self._new, pickle.HIGHEST_PROTOCOL))
+        out.append(_ITEMS + wire)
         return out
+
+    def _wire(self, item):
+        kind = item[0]
+        if kind == pipe.TXN:
+            txn = item[1]
+            if txn is self.heartbeat:
+                return (_HEARTBEAT,)
+            return (pipe.TXN, txn.end, txn.timestamp, txn.streamed, self._changes(txn.changes))
+        if kind == pipe.PART:
+            return (pipe.PART, self._changes(item[1]), item[2])
+        if kind == pipe.END:
+            return (pipe.END, self._changes(item[1]), item[2], item[3])
+        if kind == pipe.ERROR:
+            exc = item[1]
+            cause = exc.__cause__
+            return (pipe.ERROR, _survives(exc), None if cause is None else _survives(cause))
+        return item  # DONE, FIRST
+
+    def _changes(self, changes) -> list:
+        numbers, number = self._numbers, self._number
+        out = []
+        for c in changes:
+            t = type(c)
+            if t is RowChange:
+                hit = numbers.get(id(c[1]))
+                out.append((c[0], hit[0] if hit is not None else number(c[1]), c[2], c[3],
+                            c[4]))
+            elif t is RawRows:  # its table and codecs, by number
+                hit = numbers.get(id(c.codecs))
+                n = hit[0] if hit is not None else number((c.table, c.codecs), c.codecs)
+                out.append((_RAW, c.type_code, n, c.body, c.where))
+            else:  # a Statement: as it is
+                out.append(c)
+        return out
+
+    def _number(self, what, key=None) -> int:
+        """A number for a table, or for a (table, codecs) pair keyed by its codecs."""
+        n = self._next
+        self._numbers[id(what if key is None else key)] = (n, what)  # kept: ids stay unique
+        self._new[n] = what
+        self._next += 1
+        return n
 
 
 class Decoder:
@@ -108,7 +146,7 @@ class Decoder:
         self.heartbeat = heartbeat
         self.tables: dict[int, SourceTable] = {}
 
-    def items(self, frame: bytes) -> list | None:
+    def items(self, frame: bytes) -> Iterator | None:
         kind, body = frame[:1], memoryview(frame)[1:]
         if kind == _TABLES:
             self.tables.update(pickle.loads(body))
@@ -119,27 +157,38 @@ class Decoder:
         if kind != _ITEMS:
             raise ReplicationStopped(f"the binlog reader process sent a frame of unknown "
                                      f"kind {bytes(kind)!r}")
-        tables, heartbeat = self.tables, self.heartbeat
-        unpickler = pickle.Unpickler(io.BytesIO(body))
-        unpickler.persistent_load = lambda pid: heartbeat if pid == "hb" else tables[pid]
-        items = unpickler.load()
-        for i, item in enumerate(items):
-            if item[0] == pipe.ERROR:
-                exc, cause = item[1], item[2]
-                if cause is not None:
-                    exc.__cause__ = cause
-                items[i] = (pipe.ERROR, exc)
-        return items
+        # one by one: an item that cannot be decoded raises after those before it
+        return (self._item(w) for w in pickle.loads(body))
 
+    def _item(self, w):
+        kind = w[0]
+        if kind == pipe.TXN:
+            return (pipe.TXN, Transaction(w[1], self._changes(w[4]), w[2], w[3]))
+        if kind == pipe.PART:
+            return (pipe.PART, self._changes(w[1]), w[2])
+        if kind == pipe.END:
+            return (pipe.END, self._changes(w[1]), w[2], w[3])
+        if kind == _HEARTBEAT:
+            return (pipe.TXN, self.heartbeat)
+        if kind == pipe.ERROR:
+            exc, cause = w[1], w[2]
+            if cause is not None:
+                exc.__cause__ = cause
+            return (pipe.ERROR, exc)
+        return w  # DONE, FIRST
 
-
-def _portable(item):
-    """An error item as (kind, exception, its cause), each one that pickles."""
-    if item[0] != pipe.ERROR:
-        return item
-    exc = item[1]
-    cause = exc.__cause__
-    return (pipe.ERROR, _survives(exc), None if cause is None else _survives(cause))
+    def _changes(self, wire: list) -> list:
+        tables, new = self.tables, tuple.__new__
+        out = []
+        for c in wire:
+            if type(c) is not tuple:  # a Statement
+                out.append(c)
+            elif c[0] == _RAW:
+                table, codecs = tables[c[2]]
+                out.extend(expand(RawRows(c[1], table, codecs, c[3], c[4])))
+            else:
+                out.append(new(RowChange, (c[0], tables[c[1]], c[2], c[3], c[4])))
+        return out
 
 
 def _survives(exc: BaseException) -> BaseException:
@@ -279,9 +328,12 @@ def _child_setup(parent: int, keep: int) -> None:
 
 def _child_run(pipeline, send) -> None:
     """The reader loop into a queue of the child's own, sent frame by frame."""
+    source = pipeline.source
     queue = pipeline.queue = pipe.Handoff(pipeline.queue.budget, pipeline.queue.depth)
     pipeline.on_read = None  # the daemon's side calls it as items arrive
-    source = pipeline.source
+    pipeline.weigh = events.units
+    if hasattr(source, "raw_from"):
+        source.raw_from = RAW_FROM  # large rows events decoded by the daemon
     if hasattr(source, "on_first_event"):
         source.on_first_event = lambda: queue.put((FIRST,))
     sender = threading.Thread(target=_send, args=(queue, send, Encoder(pipe.HEARTBEAT)),

@@ -331,3 +331,51 @@ def test_a_gtid_inside_an_open_transaction_stops_rather_than_drop_it():
     assert got == []
     with pytest.raises(ReplicationStopped, match="begins a transaction while the one before"):
         asm.feed(gtid(250, U1[:-1] + "2"))
+
+
+def _many_rows(pos: int, values) -> WireEvent:
+    """A WRITE_ROWS v2 event of the one-INT-column table 42 with a row per value."""
+    body = ((42).to_bytes(6, "little") + b"\x01\x00" + b"\x02\x00" + b"\x01" + b"\x01"
+            + b"".join(b"\x00" + v.to_bytes(4, "little", signed=True) for v in values))
+    return ev(et.WRITE_V2, pos, body)
+
+
+def test_large_rows_events_kept_as_their_bytes_decode_as_in_place():
+    """raw_from (the reader process): a rows event of at least that many bytes stays
+    RawRows (weighed by its size against the streaming threshold); expanded, it gives
+    the row changes decoding it in place gives; a smaller one is decoded."""
+    from applier.binlog.assembler import expand
+    from applier.binlog.events import RawRows, units
+
+    events = [gtid(100, U1), query(150, "BEGIN"), _many_rows(200, range(100)),
+              _many_rows(250, [7]), ev(et.XID, 300)]
+    (plain,) = feed(Assembler(_one_int_table()), events)
+    asm = Assembler(_one_int_table())
+    asm.raw_from = 100
+    (txn,) = feed(asm, events)
+    raw, small = txn.changes
+    assert type(raw) is RawRows and raw.where == "at bin.000001:190"
+    assert expand(raw) + [small] == plain.changes
+    assert [c.after for c in plain.changes] == [{0: v} for v in range(100)] + [{0: 7}]
+    assert units(txn.changes) == len(raw.body) // 64 + 1 + 1
+    streaming = Assembler(Streaming([ev(et.XID, 300)], table_filter=None))
+    streaming.src.tables = _one_int_table().tables
+    streaming.raw_from, streaming.stream_rows = 100, 5  # 100 rows: 8 units > 5
+    (big,) = feed(streaming, events[:3])
+    assert big.streamed and [type(c) for c in big.changes] == [RawRows]
+
+
+def test_a_raw_rows_event_that_does_not_decode_names_its_table_and_place():
+    from applier.binlog.assembler import expand
+
+    asm = Assembler(_one_int_table())
+    asm.raw_from = 10
+    bad = _many_rows(200, range(5))
+    bad.body = bad.body[:-2]  # the last row cut short
+    (txn,) = feed(asm, [gtid(100, U1), query(150, "BEGIN"), bad, ev(et.XID, 300)])
+    with pytest.raises(ReplicationStopped, match=r"cannot decode a row of 'db.t' in the "
+                       r"WRITE_ROWS.* at bin.000001:190"):
+        expand(txn.changes[0])
+    with pytest.raises(ReplicationStopped, match=r"cannot decode a row of 'db.t' in the "
+                       r"WRITE_ROWS.* at bin.000001:190"):
+        feed(Assembler(_one_int_table()), [gtid(100, U1), query(150, "BEGIN"), bad])

@@ -191,3 +191,29 @@ def test_encoder_sends_each_table_once_and_forgets_them_together():
     assert out[0][1].changes[0].table == third and list(dec.tables) == [2]
     with pytest.raises(ReplicationStopped, match="unknown kind"):
         dec.items(b"x" + pickle.dumps([]))
+
+
+def test_raw_rows_cross_as_bytes_and_an_undecodable_one_raises_after_what_came_before():
+    from applier.binlog.assembler import expand
+    from applier.binlog.events import RawRows
+    from applier.core.coltypes import LONG, ColumnCodec
+    from applier.ops.readerprocess import RAW_FROM
+
+    codecs = (ColumnCodec(LONG),)
+    rows = b"".join(b"\x00" + v.to_bytes(4, "little") for v in range(RAW_FROM // 5 + 1))
+    body = (7).to_bytes(6, "little") + b"\x01\x00\x02\x00\x01\x01" + rows
+    raw = RawRows(30, TABLE, codecs, body, "at binlog.000001:400")
+    bad = raw._replace(body=body[:-2], where="at binlog.000001:900")
+    first = Transaction(Position("binlog.000001", 500), [raw, _row_txn(3).changes[0]], 5)
+    enc, dec = Encoder(HEARTBEAT), Decoder(HEARTBEAT)
+    frames = enc.frames([(pipe.TXN, first), (pipe.TXN, Transaction(
+        Position("binlog.000001", 950), [bad]))])
+    assert len(frames) == 2 and dec.items(frames[0]) is None  # the table's frame: no items
+    assert len(frames[1]) < len(body) * 2 + 400  # bytes, not decoded values
+    items = dec.items(frames[1])
+    kind, txn = next(items)
+    assert kind == pipe.TXN and txn.changes == expand(raw) + [_row_txn(3).changes[0]]
+    assert txn.changes[0].table is dec.tables[0][0]
+    with pytest.raises(ReplicationStopped, match=r"cannot decode a row of 'shop.orders' .*"
+                       r"at binlog.000001:900"):
+        next(items)
