@@ -49,6 +49,7 @@ from multiprocessing import Pipe
 from applier.binlog import events
 from applier.binlog.assembler import expand
 from applier.binlog.events import RawRows, RowChange, Transaction
+from applier.binlog.rows.rowimage import TableCodecs
 from applier.core.types import SourceTable
 from applier.errors import ReplicationStopped, TransientError
 from applier.ops import pipeline as pipe
@@ -124,7 +125,8 @@ class Encoder:
                             c[4]))
             elif t is RawRows:  # its table and codecs, by number
                 hit = numbers.get(id(c.codecs))
-                n = hit[0] if hit is not None else number((c.table, c.codecs), c.codecs)
+                n = hit[0] if hit is not None else number(
+                    (c.table, tuple(c.codecs)), c.codecs)  # a plain tuple: no cache in it
                 out.append((_RAW, c.type_code, n, c.body, c.where))
             else:  # a Statement: as it is
                 out.append(c)
@@ -149,7 +151,9 @@ class Decoder:
     def items(self, frame: bytes) -> Iterator | None:
         kind, body = frame[:1], memoryview(frame)[1:]
         if kind == _TABLES:
-            self.tables.update(pickle.loads(body))
+            for n, what in pickle.loads(body).items():  # a table, or (table, codecs)
+                self.tables[n] = what if type(what) is not tuple \
+                    else (what[0], TableCodecs(what[1]))
             return None
         if kind == _FORGET:
             self.tables.clear()
@@ -344,12 +348,36 @@ def _child_run(pipeline, send) -> None:
 
 
 def _send(queue, send, encoder: Encoder) -> None:
+    """What waits in the queue, as frames, until the stream's last item; an item that
+    cannot be made a frame is sent as the error that stops replication there (after the
+    items before it)."""
     try:
         while True:
             items = queue.take_all()
-            for frame in encoder.frames(items):
+            try:
+                frames = encoder.frames(items)
+            except Exception:  # noqa: BLE001 - found item by item below
+                frames, items = _until_failing(encoder, items)
+            for frame in frames:
                 send.send_bytes(frame)
             if items[-1][0] in (pipe.DONE, pipe.ERROR):
                 return
     except BaseException:  # noqa: BLE001 - the daemon is gone (a closed pipe): end
         queue.close()
+
+
+def _until_failing(encoder: Encoder, items: list) -> tuple[list[bytes], list]:
+    """The frames of the items before the first that cannot be made one, then the error
+    naming it; and the items sent (the error last)."""
+    frames: list[bytes] = []
+    for i, item in enumerate(items):
+        try:
+            frames.extend(encoder.frames([item]))
+        except Exception as exc:  # noqa: BLE001 - named to the daemon, then the end
+            error = (pipe.ERROR, ReplicationStopped(
+                f"the binlog reader process cannot hand over what it read "
+                f"({type(exc).__name__}: {exc}); replication stops here (nothing of that "
+                'transaction was applied); [replication] reader = "thread" reads in the '
+                "daemon"))
+            return frames + encoder.frames([error]), items[:i] + [error]
+    return frames, items

@@ -106,6 +106,19 @@ def test_an_error_that_does_not_pickle_arrives_as_an_applier_error_with_its_mess
     p.close()
 
 
+def test_what_cannot_be_handed_over_stops_replication_at_its_place_naming_it():
+    unpicklable = Transaction(Position("binlog.000001", 2),
+                              [RowChange("insert", TABLE, None, {0: lambda: 0})])
+    p, _ = _process([_txn(1), unpicklable, _txn(3)])
+    got = []
+    with pytest.raises(ReplicationStopped, match="reader process cannot hand over what it"
+                       " read .*reader = \"thread\""):
+        for txn in p:
+            got.append(txn.end.log_pos)
+    p.close()
+    assert got == [1]  # what came before it, in its frame or not
+
+
 def test_a_killed_reader_process_is_a_transient_error_naming_the_signal():
     p, _ = _process([_txn(1), "block"])
     items = iter(p)
@@ -196,10 +209,12 @@ def test_encoder_sends_each_table_once_and_forgets_them_together():
 def test_raw_rows_cross_as_bytes_and_an_undecodable_one_raises_after_what_came_before():
     from applier.binlog.assembler import expand
     from applier.binlog.events import RawRows
+    from applier.binlog.rows.rowimage import TableCodecs
     from applier.core.coltypes import LONG, ColumnCodec
     from applier.ops.readerprocess import RAW_FROM
 
-    codecs = (ColumnCodec(LONG),)
+    codecs = TableCodecs((ColumnCodec(LONG),))
+    codecs.decoders()  # its compiled decoders cached in it (they do not pickle)
     rows = b"".join(b"\x00" + v.to_bytes(4, "little") for v in range(RAW_FROM // 5 + 1))
     body = (7).to_bytes(6, "little") + b"\x01\x00\x02\x00\x01\x01" + rows
     raw = RawRows(30, TABLE, codecs, body, "at binlog.000001:400")
