@@ -84,14 +84,20 @@ class Encoder:
         self._numbers: dict[int, tuple[int, SourceTable]] = {}  # id -> (number, table)
         self._next = 0
         self._new: dict[int, SourceTable] = {}
+        self._keys: list[int] = []  # the ids numbered by the frame being made
 
     def frames(self, items: list) -> list[bytes]:
         out: list[bytes] = []
         if len(self._numbers) >= self.kept:
             self._numbers.clear()
             out.append(_FORGET)
-        self._new = {}
-        wire = pickle.dumps([self._wire(item) for item in items], pickle.HIGHEST_PROTOCOL)
+        self._new, self._keys = {}, []
+        try:
+            wire = pickle.dumps([self._wire(item) for item in items], pickle.HIGHEST_PROTOCOL)
+        except BaseException:  # nothing sent: the numbers given meanwhile are not known
+            for key in self._keys:
+                del self._numbers[key]
+            raise
         if self._new:
             out.append(_TABLES + pickle.dumps(self._new, pickle.HIGHEST_PROTOCOL))
         out.append(_ITEMS + wire)
@@ -135,7 +141,9 @@ class Encoder:
     def _number(self, what, key=None) -> int:
         """A number for a table, or for a (table, codecs) pair keyed by its codecs."""
         n = self._next
-        self._numbers[id(what if key is None else key)] = (n, what)  # kept: ids stay unique
+        key = id(what if key is None else key)
+        self._numbers[key] = (n, what)  # kept: ids stay unique meanwhile
+        self._keys.append(key)
         self._new[n] = what
         self._next += 1
         return n
