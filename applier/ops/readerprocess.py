@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import ctypes
 import logging
+import logging.handlers
 import os
 import pickle
 import signal
@@ -59,6 +60,7 @@ log = logging.getLogger(__name__)
 _TABLES, _FORGET, _ITEMS = b"t", b"f", b"i"  # a frame's first byte
 _RAW = "raw"  # a RawRows's tuple on the wire (a row change's first field is its kind)
 _HEARTBEAT = "heartbeat"  # the wire's kind for the pipeline's HEARTBEAT
+LOG = "log"  # an item: a log record of the child's (handled by the daemon's logging)
 FIRST = "first"  # an item: the source sent its first event (BinlogSource.on_first_event)
 # a rows event of at least this many bytes crosses as its bytes, decoded by the daemon
 # (smaller ones decoded in the child: one event's decoding has a fixed cost)
@@ -265,7 +267,10 @@ class ReaderProcess:
                             "from the last checkpoint")))
                     return
                 for item in decoder.items(frame) or ():
-                    if self.forward(item):
+                    if item[0] == LOG:  # the child's log record, to this process's handlers
+                        record = item[1]
+                        logging.getLogger(record.name).handle(record)
+                    elif self.forward(item):
                         return
         except pipe.Closed:  # the pipeline was closed: the applier side went away
             return
@@ -348,11 +353,34 @@ def _child_run(pipeline, send) -> None:
         source.raw_from = RAW_FROM  # large rows events decoded by the daemon
     if hasattr(source, "on_first_event"):
         source.on_first_event = lambda: queue.put((FIRST,))
+    _logs_to(queue)
     sender = threading.Thread(target=_send, args=(queue, send, Encoder(pipe.HEARTBEAT)),
                               name="binlog-sender", daemon=True)
     sender.start()
     pipeline._read()
     sender.join()
+
+
+class _LogItems(logging.handlers.QueueHandler):
+    """The child's log records as items (formatted here: their arguments need not
+    pickle), handled by the daemon's own logging configuration where they arrive."""
+
+    def enqueue(self, record: logging.LogRecord) -> None:
+        try:
+            self.queue.put((LOG, record), force=True)
+        except pipe.Closed:
+            pass
+
+
+def _logs_to(queue) -> None:
+    """Every log record of the child goes to the daemon (no handler of the daemon's runs
+    here: each is the daemon's, on descriptors the child no longer holds)."""
+    manager = logging.root.manager
+    for logger in [logging.root, *manager.loggerDict.values()]:
+        if isinstance(logger, logging.Logger):
+            for handler in list(logger.handlers):
+                logger.removeHandler(handler)
+    logging.root.addHandler(_LogItems(queue))
 
 
 def _send(queue, send, encoder: Encoder) -> None:

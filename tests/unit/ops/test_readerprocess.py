@@ -5,6 +5,7 @@ The same against real servers: tests/integration/test_pipeline.py."""
 
 from __future__ import annotations
 
+import logging
 import os
 import pickle
 import signal
@@ -232,3 +233,18 @@ def test_raw_rows_cross_as_bytes_and_an_undecodable_one_raises_after_what_came_b
     with pytest.raises(ReplicationStopped, match=r"cannot decode a row of 'shop.orders' .*"
                        r"at binlog.000001:900"):
         next(items)
+
+
+def test_the_childs_log_records_reach_the_daemons_logging(caplog):
+    class Logging(FakeSource):
+        def __iter__(self):
+            logging.getLogger("applier.binlog.stream").warning("reading from %s", "x:4")
+            yield from super().__iter__()
+
+    p = Pipeline(Logging([_txn(1)]), process=True)
+    with caplog.at_level(logging.INFO, logger="applier.binlog.stream"):
+        assert [t.end.log_pos for t in p] == [1]
+    p.close()
+    assert [(r.name, r.levelname, r.getMessage()) for r in caplog.records
+            if r.name == "applier.binlog.stream"] == [
+        ("applier.binlog.stream", "WARNING", "reading from x:4")]
