@@ -60,17 +60,39 @@ def _applied(conn, n: int) -> int:
     return found
 
 
+def _tree_rss_kb(pid: int) -> int:
+    """The resident memory of ``pid`` and its children (the reader process) now, in KB."""
+    total = 0
+    pids = [pid]
+    try:
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            pids += [int(c) for c in (task / "children").read_text().split()]
+    except OSError:
+        return 0
+    for p in pids:
+        try:
+            for line in Path(f"/proc/{p}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1])
+        except OSError:
+            pass
+    return total
+
+
 def _wait(pid: int, timeout: float):
-    """(exit status or "timeout", the child's own rusage)."""
+    """(exit status or "timeout", the child's own rusage, the peak of the resident memory
+    of the daemon and its reader process together, in KB, sampled every 50 ms)."""
     deadline = time.monotonic() + timeout
+    peak = 0
     while True:
         done, status, usage = os.wait4(pid, os.WNOHANG)
         if done:
-            return os.waitstatus_to_exitcode(status), usage
+            return os.waitstatus_to_exitcode(status), usage, peak
+        peak = max(peak, _tree_rss_kb(pid))
         if time.monotonic() > deadline:
             os.kill(pid, 15)
             _, _, usage = os.wait4(pid, 0)
-            return "timeout", usage
+            return "timeout", usage, peak
         time.sleep(0.05)
 
 
@@ -115,13 +137,14 @@ def main() -> None:
                              "--foreground", "--until-caught-up"], cwd=REPO,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             env={**os.environ, "PYTHONPATH": str(REPO)})
-    status, usage = _wait(proc.pid, args.timeout)
+    status, usage, tree_kb = _wait(proc.pid, args.timeout)
     elapsed = time.perf_counter() - t0
     rss_mb = usage.ru_maxrss / 1024  # this process only (not the servers' set-up)
     applied = _applied(target, args.tables)
     print(f"applier ({args.flavor}): exit {status}, {applied} of {args.tables} transactions"
           f" applied in {elapsed:.1f} s: {applied / elapsed:.0f} transactions/s,"
-          f" peak RSS {rss_mb:.0f} MB, load {os.getloadavg()[0]:.1f}")
+          f" peak RSS {rss_mb:.0f} MB (the daemon and its reader process together, sampled:"
+          f" {tree_kb / 1024:.0f} MB), load {os.getloadavg()[0]:.1f}")
     if status == 0 and applied != args.tables:
         raise SystemExit("the applier ended caught up but rows are missing")
 

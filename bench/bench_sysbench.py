@@ -169,7 +169,8 @@ def main() -> None:
     ap.add_argument("--native-workers", type=int, default=4)
     ap.add_argument("--workers", default="1,4",
                     help="the applier's parallel_workers to run; N: parallel_mode adaptive,"
-                    " Nalways: always parallel (e.g. 1,2,2always)")
+                    " Nalways: always parallel, a 'thread' suffix: reader = \"thread\""
+                    " (e.g. 1,1thread,2,2always)")
     ap.add_argument("--durability", choices=["relaxed", "default"], default="default")
     ap.add_argument("--hog", type=int, default=0, help="busy processes while replicas run")
     ap.add_argument("--rounds", type=int, default=1,
@@ -226,20 +227,22 @@ def main() -> None:
                 runs.setdefault(label, []).append(took)
                 right[label] = right.get(label, True) and got == want
             for item in args.workers.split(","):
-                always = item.endswith("always")
-                workers = int(item.removesuffix("always"))
+                reader = "thread" if item.endswith("thread") else "process"
+                always = item.removesuffix("thread").endswith("always")
+                workers = int(item.removesuffix("thread").removesuffix("always"))
                 mode = "always" if always else "adaptive"
                 reset_target(target, args.tables)
                 before = resource.getrusage(resource.RUSAGE_SELF)
                 took, status, _, cpu = catchup_ours(
                     src_cfg, tgt_cfg, start, base / "state", False, do_tables=("sbtest.%",),
                     checkpoint_table="sbtest_meta.checkpoint", parallel_workers=workers,
-                    parallel_mode=mode)
+                    parallel_mode=mode, reader=reader)
                 if status != 0:
                     raise SystemExit(f"the applier (parallel_workers {item}) exited "
                                      f"{status}")
                 label = f"applier parallel_workers {workers}" + (
-                    f" ({mode})" if workers > 1 else "")
+                    f" ({mode})" if workers > 1 else "") + (
+                    " (reader thread)" if reader == "thread" else "")
                 runs.setdefault(label, []).append(took)
                 cpus.setdefault(label, []).append(cpu)
                 switches.setdefault(label, []).append(context_switches(before))
