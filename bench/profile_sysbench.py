@@ -75,6 +75,9 @@ def main() -> None:
     ap.add_argument("--switch", default="",
                     help="comma-separated sys.setswitchinterval values (seconds) to compare,"
                     " interleaved per run ('' : the interpreter's default only)")
+    ap.add_argument("--workers", default="1",
+                    help="comma-separated parallel_workers to compare, interleaved per run;"
+                    " an 'always' suffix: parallel_mode always (e.g. 1,2,2always)")
     ap.add_argument("--readers", default="process",
                     help="comma-separated [replication] reader values to compare, interleaved"
                     " per run (process, thread)")
@@ -93,34 +96,38 @@ def main() -> None:
     times: dict[tuple[float, str], list[float]] = {}
     cpus: dict[tuple[float, str], list[float]] = {}
     switches = [float(s) for s in args.switch.split(",") if s] or [sys.getswitchinterval()]
-    readers = [r for r in args.readers.split(",") if r]
+    readers = [(r, w) for r in args.readers.split(",") if r
+               for w in args.workers.split(",") if w]
     print(f"load average before {os.getloadavg()[0]:.2f}")
     with cpu_hogs(args.hog):
-        for run, switch, reader_mode in ((r, s, m) for r in range(args.runs)
-                                         for s in switches for m in readers):
+        for run, switch, (reader_mode, workers) in ((r, s, m) for r in range(args.runs)
+                                                    for s in switches for m in readers):
             sys.setswitchinterval(switch)
             reset_target(target, args.tables)
             profiled = args.profile and run == 0
+            READER_CPU.clear()  # (the reader process's thread reports in its own process)
             took, status, top, cpu = ours(
                 src_cfg, tgt_cfg, start, base / "state", profiled, dump=args.dump,
                 do_tables=("sbtest.%",), checkpoint_table="sbtest_meta.checkpoint",
-                parallel_workers=1, reader=reader_mode)
+                parallel_workers=int(workers.removesuffix("always")), reader=reader_mode,
+                parallel_mode="always" if workers.endswith("always") else "adaptive")
             equal = checksums(target, args.tables) == want
             reader = READER_CPU[-1] if READER_CPU else float("nan")
-            print(f"run {run + 1}, reader {reader_mode}, switch interval {switch}"
+            print(f"run {run + 1}, reader {reader_mode}, workers {workers}, switch interval"
+                  f" {switch}"
                   f"{' (profiled)' if profiled else ''}: {took:.2f} s, CPU {cpu:.2f} s"
                   f" (reader thread {reader:.2f} s), exit"
                   f" {status}, {'result equal' if equal else 'RESULT DIFFERS'}")
             if top:
                 print(top)
             if not profiled:
-                times.setdefault((switch, reader_mode), []).append(took)
-                cpus.setdefault((switch, reader_mode), []).append(cpu)
-    for (switch, reader_mode), took in times.items():
+                times.setdefault((switch, reader_mode, workers), []).append(took)
+                cpus.setdefault((switch, reader_mode, workers), []).append(cpu)
+    for (switch, reader_mode, workers), took in times.items():
         each = ", ".join(f"{t:.2f}" for t in took)
-        print(f"reader {reader_mode}, switch interval {switch}: median"
+        print(f"reader {reader_mode}, workers {workers}, switch interval {switch}: median"
               f" {statistics.median(took):.2f} s, CPU"
-              f" {statistics.median(cpus[switch, reader_mode]):.2f} s (runs {each})")
+              f" {statistics.median(cpus[switch, reader_mode, workers]):.2f} s (runs {each})")
     print(f"load average after {os.getloadavg()[0]:.2f}")
     for conn in (source, target):
         conn.close()

@@ -82,6 +82,13 @@ class RecordingExecutor:
     def pipeline(self, depth):
         self.drain()
         self.sent.append(("pipeline", depth))
+        self.depth = depth
+
+    depth = 1
+
+    @property
+    def pipelined(self):
+        return self.depth > 1
 
     def savepoint(self, name):
         self.drain()

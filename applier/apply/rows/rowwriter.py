@@ -26,6 +26,7 @@ from applier.apply.rows.batching import BATCH_ROWS
 from applier.apply.rows.plans import TablePlan
 from applier.apply.target.errorcontext import ErrorContext, show
 from applier.apply.target.executor import Executor
+from applier.apply.target.inflight import Replay
 from applier.apply.target.session import check_packet, error_code
 from applier.binlog.events import Transaction
 from applier.convert.rows import ConvertedRows
@@ -60,6 +61,19 @@ class RowWriter:
     def _fits(self, query: str, txn, row: Callable[[], str] | None = None) -> None:
         self.context.check_fits(query, self.executor.encoding, self.executor.max_packet,
                                 txn.end, row)
+
+    def _batch_savepoint(self) -> bool:
+        """Before a batch that may match fewer rows than it holds: a savepoint to undo it
+        and redo it row by row, naming the missing row (True), when statements are read
+        one by one or IDEMPOTENT goes on past a missing row. Pipelined and STRICT (a commit
+        group's merged statements), a missing row stops: the handler raises Replay instead
+        and the group is applied again one transaction at a time, careful, where the row
+        is named (applier.apply.transactions.commitgroup); no SAVEPOINT statement per batch
+        (a third of the statements of a sysbench group, bench/RESULTS.md, issue 34 item 1)."""
+        if self.idempotent or not self.executor.pipelined:
+            self.executor.savepoint(_BATCH)
+            return True
+        return False
 
     def _fitting(self, query: str) -> bool:
         return check_packet(query, self.executor.encoding, self.executor.max_packet)
@@ -213,11 +227,14 @@ class RowWriter:
             self._update_batch(tp, plan, batch[:half], txn)
             self._update_batch(tp, plan, batch[half:], txn)
             return
-        self.executor.savepoint(_BATCH)
+        careful = self._batch_savepoint()
 
         def matched(count: int) -> None:
             if count == len(batch):
                 return
+            if not careful:
+                raise Replay(f"a batched UPDATE of {tp.target.qualified} matched {count} of"
+                             f" its {len(batch)} rows")
             self.executor.rollback_to(_BATCH)
             for before, after in batch:
                 self._update_one(tp, plan, before, after, txn)
@@ -248,11 +265,14 @@ class RowWriter:
             return
         query = self.executor.bind(tp.delete_keys(plan, len(batch)),
                                       sqlbuild.key_args(plan, batch))
-        self.executor.savepoint(_BATCH)
+        careful = self._batch_savepoint()
 
         def deleted(count: int) -> None:
             if count == len(batch):
                 return
+            if not careful:
+                raise Replay(f"a batched DELETE from {tp.target.qualified} deleted {count} of"
+                             f" its {len(batch)} rows")
             self.executor.rollback_to(_BATCH)
             for before in batch:
                 self._delete_one(tp, plan, before, txn)

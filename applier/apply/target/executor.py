@@ -52,6 +52,11 @@ class Executor(Protocol):
     def pipeline(self, depth: int) -> None:
         """Statements sent ahead at most: 1 (careful) or more (applier.apply.target.inflight)."""
 
+    @property
+    def pipelined(self) -> bool:
+        """Statements are sent ahead (depth > 1): a result handler cannot recover by
+        running statements of its own (it raises inflight.Replay instead)."""
+
     def drain(self) -> None:
         """Read the results of the statements in flight, if any."""
 
@@ -103,6 +108,10 @@ class SessionExecutor:
     def pipeline(self, depth: int) -> None:
         self.inflight.drain()
         self.inflight.depth = depth
+
+    @property
+    def pipelined(self) -> bool:
+        return self.inflight.depth > 1
 
     def drain(self) -> None:
         self.inflight.drain()

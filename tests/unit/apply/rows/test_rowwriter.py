@@ -8,6 +8,7 @@ import pytest
 from applier.apply.rows.plans import TablePlan
 from applier.apply.rows.rowwriter import RowWriter
 from applier.apply.target.errorcontext import ErrorContext
+from applier.apply.target.inflight import Replay
 from applier.apply.target.session import PacketTooLarge
 from applier.convert.mapping import build_mapping
 from applier.convert.rows import convert_rows
@@ -85,3 +86,32 @@ def test_a_missing_row_of_a_delete_batch_is_named():
     assert ex.statements()[-3:] == ["ROLLBACK TO SAVEPOINT applier_batch",
                                     "DELETE FROM `db`.`t` WHERE `id` = 3",
                                     "DELETE FROM `db`.`t` WHERE `id` = 4"]
+
+
+def test_pipelined_strict_batches_send_no_savepoint_and_a_shortfall_replays():
+    """A commit group's statements (pipelined, STRICT): no SAVEPOINT before a batch; a
+    batch that matched fewer rows raises Replay (the group is applied again one
+    transaction at a time, careful, where the missing row is named)."""
+    ex = RecordingExecutor(matched)
+    ex.pipeline(64)
+    write(ex, [upd(1, "c"), upd(2, "d")])
+    write(ex, [dele(3), dele(4)])
+    sent = ex.statements()
+    assert not any(s.startswith("SAVEPOINT") for s in sent)
+    assert sent[0].startswith("UPDATE `db`.`t` AS `t` JOIN")
+    assert sent[1] == "DELETE FROM `db`.`t` WHERE `id` IN (3, 4)"
+    for group in ([upd(1, "c"), upd(2, "d")], [dele(3), dele(4)]):
+        short = RecordingExecutor(lambda sql: 1)
+        short.pipeline(64)
+        with pytest.raises(Replay, match=r"db\.t.* 1 of its 2 rows"):
+            write(short, group)
+        assert not any(s.startswith(("SAVEPOINT", "ROLLBACK")) for s in short.statements())
+
+
+def test_pipelined_idempotent_batches_keep_their_savepoint():
+    ex = RecordingExecutor(lambda sql: 1 if " IN (" in sql else 0)
+    ex.pipeline(64)
+    write(ex, [dele(3), dele(4)], idempotent=True)
+    assert ex.statements()[:3] == ["SAVEPOINT applier_batch",
+                                   "DELETE FROM `db`.`t` WHERE `id` IN (3, 4)",
+                                   "ROLLBACK TO SAVEPOINT applier_batch"]
