@@ -231,6 +231,7 @@ class ReaderProcess:
         self._recv = None
         self._thread: threading.Thread | None = None
         self._stopping = False
+        self._reaping = threading.Lock()  # the child is reaped once, then never signalled
 
     def start(self) -> None:
         recv, send = Pipe(duplex=False)
@@ -281,12 +282,16 @@ class ReaderProcess:
                 return
 
     def _ended(self) -> str:
-        """How the child ended (reaped here), for the message."""
-        try:
-            pid, status = os.waitpid(self.pid, 0)
-        except ChildProcessError:
-            return "already reaped"
-        self.pid = None
+        """How the child ended (reaped here: its pipe's end is its exit), for the message."""
+        with self._reaping:
+            if self.pid is None:
+                return "stopped"
+            try:
+                _, status = os.waitpid(self.pid, 0)
+            except ChildProcessError:
+                return "already reaped"
+            finally:
+                self.pid = None
         if os.WIFSIGNALED(status):
             return f"killed by signal {os.WTERMSIG(status)}"
         return f"exit status {os.WEXITSTATUS(status)}"
@@ -294,14 +299,14 @@ class ReaderProcess:
     def stop(self) -> None:
         """End the child (it may be waiting for the source or for room) and the receiver."""
         self._stopping = True
-        pid = self.pid
-        if pid is not None:
-            try:
-                os.kill(pid, signal.SIGKILL)
-                os.waitpid(pid, 0)
-            except (ProcessLookupError, ChildProcessError):
-                pass
-            self.pid = None
+        with self._reaping:  # never a signal to a number the child no longer holds
+            if self.pid is not None:
+                try:
+                    os.kill(self.pid, signal.SIGKILL)
+                    os.waitpid(self.pid, 0)
+                except (ProcessLookupError, ChildProcessError):
+                    pass
+                self.pid = None
         if self._thread is not None:
             self._thread.join(timeout=30)
             if self._thread.is_alive():
