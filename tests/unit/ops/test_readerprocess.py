@@ -21,7 +21,7 @@ from applier.core.types import Column, SourceTable, SqlType
 from applier.errors import ReplicationStopped, TransientError
 from applier.ops import pipeline as pipe
 from applier.ops.pipeline import CHUNK, HEARTBEAT, Pipeline
-from applier.ops.readerprocess import Decoder, Encoder
+from applier.ops.readerwire import Decoder, Encoder
 from tests.unit.ops.test_pipeline import FakeSource, _change, _txn
 
 TABLE = SourceTable("shop", "orders", 7, (Column(0, "id", SqlType("int")),), (0,))
