@@ -48,7 +48,7 @@ from multiprocessing import Pipe
 
 from applier.binlog import events
 from applier.errors import ReplicationStopped, TransientError
-from applier.ops import pipeline as pipe
+from applier.ops import handoff as pipe
 from applier.ops.readerwire import Decoder, Encoder
 
 log = logging.getLogger(__name__)

@@ -27,7 +27,7 @@ from applier.binlog.events import RawRows, RowChange, Transaction
 from applier.binlog.rows.rowimage import TableCodecs
 from applier.core.types import SourceTable
 from applier.errors import ReplicationStopped, TransientError
-from applier.ops import pipeline as pipe
+from applier.ops import handoff as pipe
 
 _TABLES, _FORGET, _ITEMS = b"t", b"f", b"i"  # a frame's first byte
 _RAW = "raw"  # a RawRows's tuple on the wire (a row change's first field is its kind)
