@@ -75,8 +75,10 @@ def test_order_kept_and_heartbeats_in_place():
     assert got[5].changes == [_change(4)] * 7000  # a transaction larger than the budget
 
 
-def test_a_streamed_transaction_arrives_whole_in_chunks_with_its_final_end():
-    p = Pipeline(FakeSource([_txn(1), ("stream", 100, 2 * CHUNK + 5, None), _txn(9000)]))
+@pytest.mark.parametrize("process", [False, True], ids=["thread", "process"])
+def test_a_streamed_transaction_arrives_whole_in_chunks_with_its_final_end(process):
+    p = Pipeline(FakeSource([_txn(1), ("stream", 100, 2 * CHUNK + 5, None), _txn(9000)]),
+                 process=process)
     items = iter(p)
     assert next(items).end.log_pos == 1
     big = next(items)
@@ -86,6 +88,7 @@ def test_a_streamed_transaction_arrives_whole_in_chunks_with_its_final_end():
     assert big.timestamp == 99
     assert next(items).end.log_pos == 9000
     assert list(items) == []
+    p.close()
 
 
 def test_an_error_inside_a_streamed_transaction_is_raised_while_it_is_consumed():

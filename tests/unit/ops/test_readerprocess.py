@@ -1,7 +1,8 @@
 """The reader in a process of its own (applier.ops.readerprocess) with a stand-in source
-(forked like the daemon's): the pipeline's guarantees as with the reader thread, what
-crosses the pipe, errors, a killed child, stopping, and what the child does not hold.
-The same against real servers: tests/integration/test_pipeline.py."""
+(forked like the daemon's): the pipeline's guarantees as with the reader thread (a
+streamed transaction: tests/unit/ops/test_pipeline.py, both ways), what crosses the pipe
+(applier.ops.readerwire), errors, a killed child, stopping, logs, and what the child
+does not hold. The same against real servers: tests/integration/test_pipeline.py."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from applier.core.position import Position
 from applier.core.types import Column, SourceTable, SqlType
 from applier.errors import ReplicationStopped, TransientError
 from applier.ops import pipeline as pipe
-from applier.ops.pipeline import CHUNK, HEARTBEAT, Pipeline
+from applier.ops.pipeline import HEARTBEAT, Pipeline
 from applier.ops.readerwire import Decoder, Encoder
 from tests.unit.ops.test_pipeline import FakeSource, _change, _txn
 
@@ -55,20 +56,6 @@ def test_order_heartbeats_and_rows_arrive_as_read_and_on_read_is_called_here():
     assert p.process.pid is not None and os.getpid() != p.process.pid
     p.close()
     assert p.process.pid is None  # reaped
-
-
-def test_a_streamed_transaction_arrives_whole_in_chunks_with_its_final_end():
-    p, _ = _process([_txn(1), ("stream", 100, 2 * CHUNK + 5, None), _txn(9000)])
-    items = iter(p)
-    assert next(items).end.log_pos == 1
-    big = next(items)
-    assert big.streamed
-    assert [c.after[0] for c in big.changes] == list(range(2 * CHUNK + 5))
-    assert big.end == Position("binlog.000001", 100 + 2 * CHUNK + 5, last_gtid="0-1-9")
-    assert big.timestamp == 99
-    assert next(items).end.log_pos == 9000
-    assert list(items) == []
-    p.close()
 
 
 def test_an_error_arrives_after_what_was_read_before_it_with_its_type_code_and_cause():
