@@ -102,6 +102,8 @@ def main() -> None:
     ap.add_argument("--dir", default="/tmp/bench-many-tables")
     ap.add_argument("--flavor", choices=["mysql", "mariadb"], default="mariadb")
     ap.add_argument("--timeout", type=float, default=900.0, help="seconds before giving up")
+    ap.add_argument("--reader", choices=["process", "thread"], default="process",
+                    help="[replication] reader")
     ap.add_argument("--profile", action="store_true",
                     help="run the applier in this process under cProfile (no RSS figure)")
     args = ap.parse_args()
@@ -120,7 +122,8 @@ def main() -> None:
     cfg = Config(source=src_cfg, target=tgt_cfg,
                  replication=dataclasses.replace(
                      ReplicationConfig(), start=f"{start.log_file}:{start.log_pos}",
-                     do_tables=("many.%",), checkpoint_table="many_meta.checkpoint"),
+                     do_tables=("many.%",), checkpoint_table="many_meta.checkpoint",
+                     reader=args.reader),
                  daemon=DaemonConfig(state_dir=str(base / "state")))
     if args.profile:
         elapsed, status, top, _ = ours(src_cfg, tgt_cfg, start, base / "state", True,
