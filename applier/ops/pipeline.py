@@ -26,7 +26,7 @@ import logging
 import threading
 from collections.abc import Iterator
 
-from applier.binlog.events import RawRows, RowChange, Statement, Transaction
+from applier.binlog.events import RawRows, RowChange, Statement, Transaction, units
 from applier.ops.handoff import (  # noqa: F401 (the pipeline's vocabulary, used by its callers)
     BUDGET,
     CHUNK,
@@ -61,9 +61,6 @@ class Pipeline:
         self.queue = Handoff(budget, depth)
         self._thread = threading.Thread(target=self._read, name="binlog-reader", daemon=True)
         self._started = False
-        # a list of changes' weight against the budget: its length (the reader process:
-        # RawRows by their size, applier.binlog.events.units)
-        self.weigh = len
         # the reader in a process of its own (applier.ops.readerprocess), else a thread
         self.process = None
         if process:
@@ -81,7 +78,7 @@ class Pipeline:
                 if not txn.streamed:
                     if self.on_read is not None:
                         self.on_read(txn.end)
-                    self.queue.put((TXN, txn), self.weigh(txn.changes))
+                    self.queue.put((TXN, txn), units(txn.changes))  # RawRows by size
                     continue
                 # announced: its changes follow in parts (`_streamed`, applier thread)
                 self.queue.put((TXN, Transaction(txn.end, [], txn.timestamp, streamed=True)))

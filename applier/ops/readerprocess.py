@@ -38,6 +38,7 @@ is a TransientError: the daemon resumes from its checkpoint.
 from __future__ import annotations
 
 import ctypes
+import fcntl
 import logging
 import logging.handlers
 import os
@@ -46,7 +47,6 @@ import stat
 import threading
 from multiprocessing import Pipe
 
-from applier.binlog import events
 from applier.errors import ReplicationStopped, TransientError
 from applier.ops import handoff as pipe
 from applier.ops.readerwire import Decoder, Encoder
@@ -160,7 +160,6 @@ class ReaderProcess:
 
 def _bigger_pipe(fd: int) -> None:
     try:
-        import fcntl
         fcntl.fcntl(fd, _F_SETPIPE_SZ, PIPE_BYTES)
     except OSError:  # a system limit (pipe-max-size): the default buffer does
         pass
@@ -196,7 +195,6 @@ def _child_run(pipeline, send) -> None:
     source = pipeline.source
     queue = pipeline.queue = pipe.Handoff(pipeline.queue.budget, pipeline.queue.depth)
     pipeline.on_read = None  # the daemon's side calls it as items arrive
-    pipeline.weigh = events.units
     if hasattr(source, "raw_from"):
         source.raw_from = RAW_FROM  # large rows events decoded by the daemon
     if hasattr(source, "on_first_event"):
@@ -244,8 +242,8 @@ def _send(queue, send, encoder: Encoder) -> None:
                 frames, items = _until_failing(encoder, items)
             for frame in frames:
                 send.send_bytes(frame)
-            if items[-1][0] in (pipe.DONE, pipe.ERROR):
-                return
+            if any(item[0] in (pipe.DONE, pipe.ERROR) for item in items):
+                return  # (a log record may follow the stream's last item)
     except BaseException:  # noqa: BLE001 - the daemon is gone (a closed pipe): end
         queue.close()
 

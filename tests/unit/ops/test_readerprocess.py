@@ -54,8 +54,12 @@ def test_order_heartbeats_and_rows_arrive_as_read_and_on_read_is_called_here():
     assert got[0].changes[0].table is got[3].changes[1].table  # one definition, by number
     assert [pos.log_pos for pos in seen] == [1, 2, 3, 4]  # in this process, in order
     assert p.process.pid is not None and os.getpid() != p.process.pid
+    deadline = time.monotonic() + 30
+    while os.waitpid(p.process.pid, os.WNOHANG) == (0, 0):  # it ends by itself
+        assert time.monotonic() < deadline, "the reader process did not end after the stream"
+        time.sleep(0.01)
+    p.process.pid = None  # reaped here
     p.close()
-    assert p.process.pid is None  # reaped
 
 
 def test_an_error_arrives_after_what_was_read_before_it_with_its_type_code_and_cause():
