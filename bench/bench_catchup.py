@@ -23,6 +23,8 @@ import contextlib
 import cProfile
 import dataclasses
 import io
+import json
+import os
 import pstats
 import resource
 import statistics
@@ -186,23 +188,32 @@ def main() -> None:
                          " (applier.ops.gctune), interleaved; times and CPU, medians")
     ap.add_argument("--profile", action="store_true", help="cProfile the applier's catch-up"
                     " (both threads: the reader's profile is added to the applying one's)")
+    ap.add_argument("--rounds", type=int, default=0, metavar="N",
+                    help="instead of one run each: N rounds of (the server's replica, the"
+                         " applier with its reader process, with its reader thread), every"
+                         " result checked; each round's ratios, then the medians")
+    ap.add_argument("--keep", action="store_true",
+                    help="leave the sandbox up with its workload (for --reuse)")
+    ap.add_argument("--reuse", action="store_true",
+                    help="the sandbox and workload an earlier --keep left in --dir")
     args = ap.parse_args()
+    saved = Path(args.dir) / "workload.json"
+    reuse = args.reuse and saved.exists()
     info = Sandbox(Path(args.dir), flavor=args.flavor).up()
     try:
         src_cfg, tgt_cfg = info.source.server_config(), info.target.server_config()
         source, target = connect(src_cfg, autocommit=False), connect(tgt_cfg)
-        with source.cursor() as cur:
-            cur.execute("DROP DATABASE IF EXISTS bench")
-            cur.execute("CREATE DATABASE bench")
-            cur.execute(TABLE)
-        source.commit()
-        _reset_target(target)
-        start = source_now(src_cfg)
-        t0 = time.perf_counter()
-        changes = workload(source, args.rows)
-        t_write = time.perf_counter() - t0
-        end = source_now(src_cfg)
+        if reuse:
+            start, end, changes, t_write = _saved(saved)
+        else:
+            start, end, changes, t_write = _write(source, target, src_cfg, args.rows)
+            if args.keep:
+                saved.write_text(json.dumps([*start.pos(), *end.pos(), changes, t_write]))
         want = _one(source, CHECK)
+        if args.rounds:
+            _rounds(args, src_cfg, tgt_cfg, start, end, target, want, changes)
+            return
+        _reset_target(target)
         t_native = native(args.flavor, src_cfg, target, start, end)
         got_native = _one(target, CHECK)
         workers = _one(target, "SELECT @@replica_parallel_workers") \
@@ -236,7 +247,69 @@ def main() -> None:
         if top:
             print(top)
     finally:
-        Sandbox(Path(args.dir)).down(remove=True)
+        if not args.keep:
+            Sandbox(Path(args.dir)).down(remove=True)
+
+
+@dataclasses.dataclass(frozen=True)
+class _At:
+    log_file: str
+    log_pos: int
+
+    def pos(self) -> tuple[str, int]:
+        return self.log_file, self.log_pos
+
+
+def _write(source, target, src_cfg, rows: int):
+    """The workload on the source (the target emptied): its start and end, row changes
+    and seconds."""
+    with source.cursor() as cur:
+        cur.execute("DROP DATABASE IF EXISTS bench")
+        cur.execute("CREATE DATABASE bench")
+        cur.execute(TABLE)
+    source.commit()
+    _reset_target(target)
+    start = source_now(src_cfg)
+    t0 = time.perf_counter()
+    changes = workload(source, rows)
+    t_write = time.perf_counter() - t0
+    end = source_now(src_cfg)
+    return _At(start.log_file, start.log_pos), _At(end.log_file, end.log_pos), changes, t_write
+
+
+def _saved(path: Path):
+    f1, p1, f2, p2, changes, t_write = json.loads(path.read_text())
+    return _At(f1, p1), _At(f2, p2), changes, t_write
+
+
+def _rounds(args, src_cfg, tgt_cfg, start, end, target, want, changes: int) -> None:
+    """Rounds of (the server's replica, the applier with its reader process, with its
+    reader thread), the target reset before each; every result checked."""
+    ratios: dict[str, list[float]] = {"process": [], "thread": []}
+    cpus: dict[str, list[float]] = {"process": [], "thread": []}
+    for r in range(args.rounds):
+        _reset_target(target)
+        t_native = native(args.flavor, src_cfg, target, start, end)
+        if _one(target, CHECK) != want:
+            raise SystemExit("the server's replica's result differs from the source's")
+        line = [f"round {r + 1}: load {os.getloadavg()[0]:.1f}, server {t_native:.2f} s"]
+        for reader in ("process", "thread"):
+            _reset_target(target)
+            t, status, _, cpu = ours(src_cfg, tgt_cfg, start,
+                                     Path(args.dir) / f"state-{r}-{reader}", False,
+                                     reader=reader)
+            if status != 0 or _one(target, CHECK) != want:
+                raise SystemExit(f"the applier ({reader}) exited {status} or its result"
+                                 " differs from the source's")
+            ratios[reader].append(t_native / t)
+            cpus[reader].append(cpu)
+            line.append(f"{reader} {t:.2f} s (ratio {t_native / t:.3f}, CPU {cpu:.2f} s)")
+        print("; ".join(line), flush=True)
+    for reader in ("process", "thread"):
+        print(f"{args.flavor} {changes} row changes, reader {reader}: median ratio "
+              f"{statistics.median(ratios[reader]):.3f} (min {min(ratios[reader]):.3f},"
+              f" max {max(ratios[reader]):.3f}), median CPU {statistics.median(cpus[reader]):.2f}"
+              f" s, every result equal")
 
 
 def _gc_ab(args, src_cfg, tgt_cfg, start, target, want, changes: int,

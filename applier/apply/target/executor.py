@@ -106,7 +106,11 @@ class SessionExecutor:
         self.inflight.send(query, done)
 
     def pipeline(self, depth: int) -> None:
-        self.inflight.drain()
+        """Deeper (or the same): what is in flight stays in flight (a commit group's next
+        transaction is built while the server runs the last one's statements); shallower:
+        read first."""
+        if depth < self.inflight.depth:
+            self.inflight.drain()
         self.inflight.depth = depth
 
     @property

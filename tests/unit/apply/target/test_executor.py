@@ -89,3 +89,22 @@ def test_pipelined_statements_are_read_before_the_commit(monkeypatch):
     assert [s for kind, s in wire.log if kind == "read"][-3:] == ["INSERT 0", "INSERT 1",
                                                                   "INSERT 2"]
     assert conn.done == ["commit"]
+
+
+def test_the_same_depth_again_keeps_statements_in_flight_a_shallower_one_reads_them(
+        monkeypatch):
+    """A commit group's next transaction asks for the depth it already has: the last
+    one's statements stay in flight (the server runs them while the next is built);
+    going back to depth 1 (careful) reads them first."""
+    wire = Wire(monkeypatch)
+    conn = Connection(wire)
+    ex = SessionExecutor(conn)
+    ex.pipeline(64)
+    ex.send("INSERT 0", must_succeed)
+    ex.drain()
+    ex.send("INSERT 1", must_succeed)
+    ex.pipeline(64)
+    assert len(ex.inflight) == 1
+    ex.pipeline(1)
+    assert len(ex.inflight) == 0 and wire.unread == 0
+    assert [s for kind, s in wire.log if kind == "read"] == ["INSERT 0", "INSERT 1"]
