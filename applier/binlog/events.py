@@ -57,6 +57,19 @@ def units(changes) -> int:
     return sum(c.units if type(c) is RawRows else 1 for c in changes)
 
 
+def tables_of(changes, into: dict) -> dict:
+    """``into`` with the tables (schema, table) the row changes (or RawRows) of
+    ``changes`` touch added in order (a dict used as an ordered set); statements skipped."""
+    last = None
+    for change in changes:
+        table = getattr(change, "table", None)
+        if table is None or table is last:
+            continue
+        last = table
+        into[(table.schema, table.table)] = None
+    return into
+
+
 @dataclass(frozen=True)
 class QuerySession:
     """The source session a QUERY event ran in (its status variables): how to read and

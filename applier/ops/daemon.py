@@ -38,7 +38,7 @@ from applier.core.conversions import Mode
 from applier.core.filters import database_filter, excluding, table_filter
 from applier.core.position import StartPoint
 from applier.errors import ApplierError, ExitStatus, TransientError
-from applier.ops import gctune
+from applier.ops import gctune, prefetch
 from applier.ops import pipeline as pipe
 from applier.ops.livestate import LiveState
 from applier.ops.lockwait import LockWaits
@@ -313,6 +313,7 @@ class Daemon:
                 if not group:
                     self.live.applying_since = txn.timestamp or None
                 try:
+                    prefetch.before_apply(applier, pipeline, txn)  # new tables: at once
                     if not alone and joins_group(txn):
                         group.add(txn)
                         if (group.full() or self._stopping or pipeline is None

@@ -52,6 +52,11 @@ class Handoff:
                 self._cond.wait_for(lambda: self._items or self._closed, wait)
             return self._items[0][0] if self._items else None
 
+    def waiting(self) -> list:
+        """The items waiting, oldest first (left in the queue)."""
+        with self._cond:
+            return [item for item, _ in self._items]
+
     def get(self, timeout: float | None = None):
         """The next item, or IDLE when none arrived within ``timeout`` seconds."""
         with self._cond:

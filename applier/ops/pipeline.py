@@ -26,7 +26,7 @@ import logging
 import threading
 from collections.abc import Iterator
 
-from applier.binlog.events import RawRows, RowChange, Statement, Transaction, units
+from applier.binlog.events import RawRows, RowChange, Statement, Transaction, tables_of, units
 from applier.ops.handoff import (  # noqa: F401 (the pipeline's vocabulary, used by its callers)
     BUDGET,
     CHUNK,
@@ -132,6 +132,27 @@ class Pipeline:
             self.queue.put(item, force=True)
             return True
         return False
+
+    def upcoming_tables(self, limit: int, wanted=None) -> list[tuple[str, str]]:
+        """The source tables (schema, table) the transactions waiting in the queue change,
+        in order, those ``wanted(schema, table)`` accepts only (when given), ``limit`` at
+        most (the applier reads their target definitions at once: applier.ops.prefetch)."""
+        found: dict[tuple[str, str], None] = {}
+        for item in self.queue.waiting():
+            kind = item[0]
+            if kind == TXN and item[1] is not HEARTBEAT and not item[1].streamed:
+                changes = item[1].changes
+            elif kind in (PART, END):
+                changes = item[1]
+            else:
+                continue
+            if wanted is None:
+                tables_of(changes, found)
+            else:
+                found.update((k, None) for k in tables_of(changes, {}) if wanted(*k))
+            if len(found) >= limit:
+                break
+        return list(found)[:limit]
 
     # -- the applier thread -----------------------------------------------------------
     def __iter__(self) -> Iterator:

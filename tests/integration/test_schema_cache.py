@@ -17,6 +17,13 @@ def _target(replica):
     return pymysql.connect(**replica.target_cfg.pymysql_kwargs(), autocommit=True)
 
 
+def _questions(conn) -> int:
+    """Statements this session has sent the server (its own SHOW included)."""
+    with conn.cursor() as cur:
+        cur.execute("SHOW SESSION STATUS LIKE 'Questions'")
+        return int(cur.fetchone()[1])
+
+
 def _make(replica):
     replica.tgt(*(f"CREATE TABLE t{i} (id INT PRIMARY KEY, v INT, KEY (v))"
                   for i in range(TABLES)))
@@ -79,7 +86,8 @@ def test_signatures_see_columns_indexes_and_triggers_of_each_table(replica):
 
 
 def test_shared_tables_are_those_with_foreign_keys_either_way_or_triggers(replica):
-    from applier.apply.target.schema import foreign_keys_or_triggers, read_table
+    from applier.apply.target.schema import read_table
+    from applier.apply.target.sharedrows import SharedRows
 
     replica.tgt("CREATE TABLE parent (id INT PRIMARY KEY)",
                 "CREATE TABLE child (id INT PRIMARY KEY, p INT,"
@@ -90,11 +98,17 @@ def test_shared_tables_are_those_with_foreign_keys_either_way_or_triggers(replic
     conn = _target(replica)
     try:
         reads = []
-        shared = foreign_keys_or_triggers(conn, after_read=lambda: reads.append(1))
-        found = {t: shared(read_table(conn, replica.schema, t))
-                 for t in ("parent", "child", "fired", "alone")}
+        shared = SharedRows(conn, after_read=lambda: reads.append(1))
+        names = ("parent", "child", "fired", "alone")
+        found = {t: shared(read_table(conn, replica.schema, t)) for t in names}
         assert found == {"parent": True, "child": True, "fired": True, "alone": False}
         assert len(reads) == 4
+        # read ahead for all four in two queries: the same answers, without a query each
+        ahead = SharedRows(conn)
+        ahead.prefetch(replica.schema, list(names))
+        asked = _questions(conn)
+        assert {t: ahead(read_table(conn, replica.schema, t)) for t in names} == found
+        assert _questions(conn) - asked == 2 * len(names) + 1  # the read_table calls only
     finally:
         conn.close()
 
@@ -152,5 +166,45 @@ def test_any_query_on_the_apply_connection_reads_the_statements_in_flight_first(
             assert cur.fetchall() == (("mine", 42),)
         assert counts == [n * 8 for n in range(1, 9)]  # read before the query went out
         ex.commit()
+    finally:
+        conn.close()
+
+
+def test_prefetch_reads_many_definitions_in_a_few_queries_the_same_as_one_by_one(replica):
+    """The definitions of the tables the queued transactions change, read ahead
+    (applier.ops.prefetch): four queries for 60 tables instead of about five each; then
+    ``get`` and ``triggers`` answer without a query, exactly what one-by-one reads give;
+    a table that is not there is not cached (``get`` says None itself)."""
+    from applier.apply.target.schema import read_table
+    from applier.apply.target.triggers import triggers_on
+
+    _make(replica)
+    replica.tgt("CREATE TABLE k (a INT NOT NULL, b VARCHAR(10) CHARACTER SET latin1,"
+                " c DECIMAL(9,3) DEFAULT 1.5, UNIQUE KEY ab (a, b(4)), KEY c (c))",
+                "CREATE TRIGGER k_ins BEFORE INSERT ON k FOR EACH ROW SET NEW.c = 2",
+                "CREATE TRIGGER k_upd AFTER UPDATE ON k FOR EACH ROW SET @x = 1")
+    conn = _target(replica)
+    try:
+        names = [f"t{i}" for i in range(TABLES)] + ["k", "absent"]
+        cache = SchemaCache(conn, check_every=60.0)
+        asked = _questions(conn)
+        read = cache.prefetch([(replica.schema, t) for t in names])
+        assert _questions(conn) - asked == 4 + 1  # signatures, columns, indexes, triggers
+        assert sorted(read) == sorted((replica.schema, t) for t in names if t != "absent")
+        asked = _questions(conn)
+        got = {t: cache.get(replica.schema, t) for t in names if t != "absent"}
+        fired = cache.triggers(replica.schema, "k")
+        assert _questions(conn) - asked == 1  # only this count's own SHOW
+        for t, definition in got.items():
+            assert definition == read_table(conn, replica.schema, t)
+        assert fired == triggers_on(conn, replica.schema, "k") and len(fired) == 2
+        assert cache.get(replica.schema, "absent") is None
+        # the signatures read ahead are the server's: nothing looks changed
+        for t in names[:5]:
+            cache.stale(replica.schema, t)
+        assert cache.changed(force=True) == []
+        replica.tgt("ALTER TABLE t2 ADD COLUMN w INT")
+        cache.stale(replica.schema, "t2")
+        assert cache.changed(force=True) == [(replica.schema, "t2")]
     finally:
         conn.close()

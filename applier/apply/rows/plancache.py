@@ -106,6 +106,21 @@ class PlanCache:
         self._plans[key] = built
         return built
 
+    def unread(self, schema: str, table: str) -> bool:
+        """No plan, and the target table's definition is not cached."""
+        return ((schema, table) not in self._plans
+                and not self.schemas.cached(*self.names.target_of(schema, table)))
+
+    def prefetch(self, tables) -> list[tuple[str, str]]:
+        """Read the target definitions of the source tables (schema, table) without a
+        plan, many at once (applier.apply.target.schema ``prefetch``): the target tables
+        read."""
+        wanted = [self.names.target_of(s, t) for s, t in tables if (s, t) not in self._plans]
+        if not wanted:
+            return []
+        self.before_read()
+        return self.schemas.prefetch(wanted)
+
     def forget(self) -> None:
         """Every plan and definition (after DDL: any table may have changed)."""
         self.schemas.invalidate()

@@ -115,6 +115,38 @@ def read_table(conn, schema: str, table: str) -> TableDef | None:
                           for n, (u, cols, part) in indexes.items()))
 
 
+_COLUMNS_OF = _COLUMNS.replace("SELECT ", "SELECT TABLE_NAME AS T_NAME, ", 1).replace(
+    "TABLE_NAME = %s ORDER BY", "TABLE_NAME IN ({0}) ORDER BY TABLE_NAME,")
+_INDEXES_OF = _INDEXES.replace("SELECT ", "SELECT TABLE_NAME, ", 1).replace(
+    "TABLE_NAME = %s ORDER BY", "TABLE_NAME IN ({0}) ORDER BY TABLE_NAME,")
+PREFETCH_MAX = 200  # tables read at once (one IN list per query)
+
+
+def read_tables(conn, schema: str, tables: list[str]) -> dict[str, TableDef]:
+    """The definitions of those of ``tables`` that exist in ``schema``: ``read_table``'s
+    for many tables in two queries (constant names: MariaDB opens only those tables)."""
+    if not tables:
+        return {}
+    marks = ", ".join(["%s"] * len(tables))
+    columns: dict[str, list[dict]] = {}
+    indexes: dict[str, dict[str, tuple[bool, list[str], list[bool]]]] = {}
+    with conn.cursor() as cur:
+        cur.execute(_COLUMNS_OF.format(marks), (schema, *tables))
+        for row in _dict_rows(cur):
+            columns.setdefault(_text(row.pop("T_NAME")), []).append(row)
+        cur.execute(_INDEXES_OF.format(marks), (schema, *tables))
+        for table, name, non_unique, col, sub_part in cur.fetchall():
+            name, col = _text(name), _text(col)
+            entry = indexes.setdefault(_text(table), {}).setdefault(
+                name, (not int(non_unique), [], []))
+            entry[1].append(col or "")
+            entry[2].append(col is None or sub_part is not None)
+    return {t: TableDef(schema, t, tuple(column_from_row(i, r) for i, r in enumerate(rows)),
+                        tuple(Index(n, tuple(cols), u, any(part))
+                              for n, (u, cols, part) in indexes.get(t, {}).items()))
+            for t, rows in columns.items()}
+
+
 def list_tables(conn, accept: Callable[[str, str], bool]) -> list[tuple[str, str]]:
     """Base tables outside the system schemas that the filter accepts."""
     with conn.cursor() as cur:
@@ -143,6 +175,7 @@ class SchemaCache:
         self._signatures: dict[tuple[str, str], Signature | None] = {}
         self._compared: dict[tuple[str, str], float] = {}  # when each was last compared
         self._used: set[tuple[str, str]] = set()  # used since the last periodic check
+        self._triggers: dict[tuple[str, str], list] = {}  # prefetched, until used
         self._checked = time.monotonic()
         self.compared = 0  # tables compared with the server (tests and benchmarks count)
 
@@ -159,6 +192,41 @@ class SchemaCache:
             log.debug("read target definition of %s.%s", schema, table)
         return self._tables[key]
 
+    def prefetch(self, keys) -> list[tuple[str, str]]:
+        """Read the definitions (signature, columns, indexes, triggers) of those of ``keys``
+        (schema, table) not cached, a schema's tables ``PREFETCH_MAX`` at a time: what
+        ``get`` and ``triggers`` then answer without a query (the transactions the reader
+        has queued name their tables: bench/bench_many_tables.py). Not marked in use; a
+        table not found under its exact name is left to ``get``. The tables read."""
+        by_schema: dict[str, list[str]] = {}
+        for schema, table in keys:
+            if (schema, table) not in self._tables:
+                by_schema.setdefault(schema, []).append(table)
+        read: list[tuple[str, str]] = []
+        for schema, names in by_schema.items():
+            names = list(dict.fromkeys(names))
+            for i in range(0, len(names), PREFETCH_MAX):
+                chunk = names[i:i + PREFETCH_MAX]
+                found = signatures(self.conn, schema, chunk)  # first, as in ``get``
+                defs = read_tables(self.conn, schema, chunk)
+                fired = triggers.triggers_of(self.conn, schema, chunk)
+                now = time.monotonic()
+                for table in chunk:
+                    definition = defs.get(table)
+                    if definition is None:  # not found under this name: ``get`` says
+                        continue
+                    key = (schema, table)
+                    self._signatures[key] = found.get(table)
+                    self._tables[key] = definition
+                    self._compared[key] = now
+                    self._triggers[key] = fired.get(table, [])
+                    read.append(key)
+        return read
+
+    def cached(self, schema: str, table: str) -> bool:
+        """The table's definition (or that it is not there) is cached."""
+        return (schema, table) in self._tables
+
     def stale(self, schema: str, table: str) -> bool:
         """Mark a cached table used; True when it has not been compared with the server for
         longer than two check periods (it was not in use): compare it before using it."""
@@ -172,10 +240,16 @@ class SchemaCache:
         return bool(self._compare([(schema, table)]))
 
     def triggers(self, schema: str, table: str) -> list[triggers.Trigger]:
-        """The table's triggers, read now (when its plan is built)."""
+        """The table's triggers (when its plan is built): read now, or those ``prefetch``
+        read with the definition still cached (the signature read with them, triggers
+        included, has not been found changed since: the table would have been dropped)."""
+        kept = self._triggers.pop((schema, table), None)
+        if kept is not None and (schema, table) in self._tables:
+            return kept
         return triggers.triggers_on(self.conn, schema, table)
 
     def invalidate(self) -> None:
+        self._triggers.clear()
         self._tables.clear()
         self._signatures.clear()
         self._compared.clear()
@@ -211,55 +285,8 @@ class SchemaCache:
                 if found.get(table) != self._signatures.get((schema, table)):
                     gone.append((schema, table))
         for key in gone:
+            self._triggers.pop(key, None)
             self._tables.pop(key, None)
             self._signatures.pop(key, None)
             self._compared.pop(key, None)
         return gone
-
-
-def foreign_keys_or_triggers(conn, before_read: Callable[[], None] | None = None,
-                             after_read: Callable[[], None] | None = None,
-                             every: float = CHECK_EVERY) -> Callable:
-    """``shared(target TableDef)`` read on ``conn``: the table has a foreign key, is
-    referenced by one, or has triggers (its rows change other rows). ``before_read``:
-    called first (the statements in flight on ``conn`` read); ``after_read``: called once
-    read (a commit, when nothing else is open on ``conn``).
-
-    Which tables of a schema foreign keys reference is one question per schema, kept for
-    ``every`` seconds: asked per table, MariaDB reads every table of the schema to answer
-    it (0.05 s each in a schema of 2,000 tables, where the table's own questions take
-    0.001 s)."""
-    referenced: dict[str, tuple[float, set[str]]] = {}
-
-    def referenced_in(cur, schema: str) -> set[str]:
-        now = time.monotonic()
-        known = referenced.get(schema)
-        if known is None or now - known[0] >= every:
-            cur.execute(_REFERENCED, (schema,))
-            known = (now, {_text(t).lower() for (t,) in cur.fetchall()})
-            referenced[schema] = known
-        return known[1]
-
-    def shared(target) -> bool:
-        if before_read is not None:
-            before_read()
-        with conn.cursor() as cur:
-            found = target.table.lower() in referenced_in(cur, target.schema)
-            for sql in _SHARED:
-                if found:
-                    break
-                cur.execute(sql, (target.schema, target.table))
-                found = bool(cur.fetchone()[0])
-        if after_read is not None:
-            after_read()
-        return found
-    return shared
-
-
-_REFERENCED = ("SELECT DISTINCT referenced_table_name FROM information_schema"
-               ".referential_constraints WHERE unique_constraint_schema = %s")
-_SHARED = (  # one question each: constant conditions, answered from the table's own files
-    "SELECT COUNT(*) FROM information_schema.referential_constraints"
-    " WHERE constraint_schema = %s AND table_name = %s",
-    "SELECT COUNT(*) FROM information_schema.triggers"
-    " WHERE event_object_schema = %s AND event_object_table = %s")

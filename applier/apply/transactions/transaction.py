@@ -31,8 +31,9 @@ from applier.apply.target import versioning
 from applier.apply.target.errorcontext import ErrorContext
 from applier.apply.target.executor import Executor, SessionExecutor
 from applier.apply.target.inflight import PIPELINE_DEPTH, must_succeed
-from applier.apply.target.schema import SchemaCache, foreign_keys_or_triggers
+from applier.apply.target.schema import SchemaCache
 from applier.apply.target.sessionchecks import SessionChecks
+from applier.apply.target.sharedrows import SharedRows
 from applier.apply.transactions import groupmerge
 from applier.apply.transactions.keptgtids import KeptGtids
 from applier.apply.transactions.lockretry import LockRetries
@@ -124,7 +125,7 @@ class TransactionApplier:
         # the keys of row changes, for merging a commit group's
         # (applier.apply.transactions.groupmerge)
         self.writesets = WriteSets(self.table_plan,
-                                   foreign_keys_or_triggers(conn, self.executor.drain),
+                                   SharedRows(conn, self.executor.drain),
                                    lambda tp: self.versioning.period(tp) is not None)
         self._writesets_of = self.plans.generation
         # source GTIDs kept: one source transaction per target transaction, apply() only
@@ -145,12 +146,6 @@ class TransactionApplier:
         this one's checkpoint, options and totals."""
         return TransactionApplier.on_connection(conn, self.checkpoint, self._options,
                                                 self.totals)
-
-    def shared_tables(self) -> Callable:
-        """``shared(target TableDef)``: the table has foreign keys or triggers (its rows
-        change other rows), read on this applier's connection outside a transaction (each
-        read committed): for a parallel apply's writesets (applier.apply.transactions.parallel)."""
-        return foreign_keys_or_triggers(self._conn, after_read=self._conn.commit)
 
     def close(self) -> None:
         """Close the target connection (a parallel worker's, when the workers end)."""
@@ -173,6 +168,23 @@ class TransactionApplier:
     # -- planning (applier.apply.rows.plancache) ---------------------------------------------
     def table_plan(self, table: SourceTable) -> TablePlan:
         return self.plans.get(table, self.context.at)
+
+    def prefetch(self, tables) -> int:
+        """Read the target definitions (and whether rows change other rows) of the source
+        tables (schema, table) that have no plan yet, many at once: the tables of the
+        transactions the reader has queued (applier.ops.pipeline ``upcoming_tables``). The
+        number of tables read."""
+        targets = self.plans.prefetch(tables)
+        by_schema: dict[str, list[str]] = {}
+        for schema, table in targets:
+            by_schema.setdefault(schema, []).append(table)
+        for schema, names in by_schema.items():
+            self.writesets.shared.prefetch(schema, names)
+        return len(targets)
+
+    def unread(self, schema: str, table: str) -> bool:
+        """The source table has no plan and its target definition is not cached."""
+        return self.plans.unread(schema, table)
 
     def forget_plans(self) -> None:
         self.plans.forget()
