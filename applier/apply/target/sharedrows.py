@@ -86,6 +86,10 @@ class SharedRows:
         for table in tables:
             self._known[(schema, table.lower())] = (now, table.lower() in shared)
 
+    def forget(self) -> None:
+        """Drop the answers read ahead (a statement changed the target: asked again)."""
+        self._known.clear()
+
     def _referenced_in(self, cur, schema: str) -> set[str]:
         now = time.monotonic()
         known = self._referenced.get(schema)

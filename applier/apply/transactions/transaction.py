@@ -188,6 +188,9 @@ class TransactionApplier:
 
     def forget_plans(self) -> None:
         self.plans.forget()
+        forget = getattr(self.writesets.shared, "forget", None)  # its answers read ahead
+        if forget is not None:
+            forget()
 
     # -- applying -----------------------------------------------------------------------
     def apply(self, txn: Transaction) -> int:
