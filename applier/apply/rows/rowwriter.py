@@ -253,9 +253,14 @@ class RowWriter:
         return len(befores)
 
     def _delete_one(self, tp, plan, before, txn) -> None:
-        if self._exec(tp.delete(plan), sqlbuild.where_args(plan, before), txn,
-                      _named(plan, before)) == 0:
-            self._missing(tp.target, plan, before, txn, "Delete_rows")
+        """One DELETE by the plan's key, sent ahead (as ``_update_one``: a commit group's
+        single-row deletes, one per sysbench transaction, no longer wait for the server
+        one by one); no row deleted: the row is missing."""
+        def found(count: int) -> None:
+            if count == 0:
+                self._missing(tp.target, plan, before, txn, "Delete_rows")
+        query = self.executor.bind(tp.delete(plan), sqlbuild.where_args(plan, before))
+        self._send(query, txn, found, row=_named(plan, before))
 
     def _delete_batch(self, tp, plan, batch, txn) -> None:
         """One DELETE for the batch; on fewer rows deleted than sent, undone and done row
