@@ -36,6 +36,7 @@ from applier.connection.factory import connect
 from applier.ops.daemon import Daemon
 from applier.ops.pipeline import Pipeline
 from applier.sandbox.servers import Sandbox
+from bench import server_time
 from tests.integration.harness import source_now
 
 TABLE = ("CREATE TABLE bench.t (id INT PRIMARY KEY, a INT, b BIGINT, c VARCHAR(40),"
@@ -198,6 +199,10 @@ def main() -> None:
                     help="leave the sandbox up with its workload (for --reuse)")
     ap.add_argument("--reuse", action="store_true",
                     help="the sandbox and workload an earlier --keep left in --dir")
+    ap.add_argument("--server-time", action="store_true",
+                    help="instead of the comparison: one applier run with the target's slow"
+                         " log on, the server's time for its statements by kind"
+                         " (bench/server_time.py)")
     args = ap.parse_args()
     saved = Path(args.dir) / "workload.json"
     reuse = args.reuse and saved.exists()
@@ -214,6 +219,16 @@ def main() -> None:
         want = _one(source, CHECK)
         if args.rounds:
             _rounds(args, src_cfg, tgt_cfg, start, end, target, want, changes)
+            return
+        if args.server_time:
+            _reset_target(target)
+            with server_time.slow_log(target, Path(args.dir) / "slow.log") as log:
+                t, status, _, cpu = ours(src_cfg, tgt_cfg, start, Path(args.dir) / "state-slow",
+                                         False)
+            same = _one(target, CHECK) == want
+            print(f"applier (target's slow log on): {t:.2f} s, CPU {cpu:.2f} s, exit {status},"
+                  f" result {'equal' if same else 'DIFFERS'}; the target's time by statement:")
+            print(server_time.report(log))
             return
         _reset_target(target)
         t_native = native(args.flavor, src_cfg, target, start, end)
