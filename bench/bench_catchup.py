@@ -222,7 +222,7 @@ def main() -> None:
             return
         if args.server_time:
             _reset_target(target)
-            with server_time.slow_log(target, Path(args.dir) / "slow.log") as log:
+            with server_time.slow_log(target, info.target.datadir, "slow.log") as log:
                 t, status, _, cpu = ours(src_cfg, tgt_cfg, start, Path(args.dir) / "state-slow",
                                          False)
             same = _one(target, CHECK) == want

@@ -78,7 +78,8 @@ def main() -> None:
         for r in range(args.rounds):
             for kind, statements in (("INSERT", inserts), ("LOAD", loads)):
                 _reset(cfg)
-                with server_time.slow_log(admin, base / f"slow-{kind}-{r}.log") as log:
+                with server_time.slow_log(admin, info.target.datadir,
+                                          f"slow-{kind}-{r}.log") as log:
                     conn = pymysql.connect(**cfg.pymysql_kwargs(), charset="utf8mb4",
                                            autocommit=False, local_infile=True)
                     with conn.cursor() as cur:

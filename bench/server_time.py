@@ -19,12 +19,17 @@ _SKIP = ("#", "SET timestamp", "use ", "/*")
 
 
 @contextlib.contextmanager
-def slow_log(conn, path: Path):
+def slow_log(conn, datadir: str, name: str):
     """The server logs every statement of the sessions opened inside (new sessions take
-    the global long_query_time) into ``path``."""
+    the global long_query_time) into the file ``name`` beside its datadir; yields that
+    file's path here. ``datadir``: the server's (ServerInfo.datadir: this host's path,
+    which a server in a chroot sees under another name)."""
+    path = Path(datadir).parent / name
     path.unlink(missing_ok=True)
     with conn.cursor() as cur:
-        cur.execute(f"SET GLOBAL slow_query_log_file = '{path}'")
+        cur.execute("SELECT @@datadir")
+        seen = Path(cur.fetchone()[0]).parent / name  # the same file, as the server names it
+        cur.execute(f"SET GLOBAL slow_query_log_file = '{seen}'")
         cur.execute("SELECT @@GLOBAL.long_query_time")
         before = cur.fetchone()[0]
         cur.execute("SET GLOBAL long_query_time = 0")
