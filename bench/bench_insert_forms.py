@@ -99,6 +99,8 @@ def main() -> None:
                   f" {PER_STATEMENT}-row statement")
     finally:
         sandbox.down(remove=True)
+        for path in base.glob("rows*.tsv"):
+            path.unlink()
 
 
 if __name__ == "__main__":
