@@ -26,7 +26,8 @@ from applier.apply.target import readonly
 from applier.apply.target.session import session_error
 from applier.apply.transactions import adaptive, parallel
 from applier.apply.transactions.commitgroup import CommitGroup, GroupLimits, joins_group
-from applier.apply.transactions.transaction import ApplyOptions, TransactionApplier
+from applier.apply.transactions.options import ApplyOptions
+from applier.apply.transactions.transaction import TransactionApplier
 from applier.binlog.events import Transaction
 from applier.binlog.stream import BinlogSource
 from applier.config import Config

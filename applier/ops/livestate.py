@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from applier.apply.rows.lookup import LOOKUP_KINDS
-from applier.apply.transactions.transaction import Totals
+from applier.apply.transactions.options import Totals
 from applier.binlog.events import RowChange
 from applier.core.position import Position
 from applier.ops.received import Received

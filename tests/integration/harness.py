@@ -17,7 +17,8 @@ from pathlib import Path
 import pymysql
 
 from applier.apply.transactions.commitgroup import CommitGroup
-from applier.apply.transactions.transaction import ApplyOptions, Totals, TransactionApplier
+from applier.apply.transactions.options import ApplyOptions, Totals
+from applier.apply.transactions.transaction import TransactionApplier
 from applier.binlog.stream import BinlogSource
 from applier.config import Config, DaemonConfig, ReplicationConfig, ServerConfig
 from applier.connection.factory import connect

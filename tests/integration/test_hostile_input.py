@@ -10,7 +10,8 @@ import logging
 import pymysql
 import pytest
 
-from applier.apply.transactions.transaction import ApplyOptions, Totals, TransactionApplier
+from applier.apply.transactions.options import ApplyOptions, Totals
+from applier.apply.transactions.transaction import TransactionApplier
 from applier.binlog.events import QuerySession, Statement, Transaction
 from applier.connection.factory import connect
 from applier.core.conversions import Mode

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import pymysql.converters
 
-from applier.apply.transactions.transaction import ApplyOptions, Totals, TransactionApplier
+from applier.apply.transactions.options import ApplyOptions, Totals
+from applier.apply.transactions.transaction import TransactionApplier
 from applier.binlog.events import RowChange, Transaction
 from applier.core.conversions import Mode
 from applier.core.position import Position

@@ -17,8 +17,6 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections import Counter
-from collections.abc import Callable
-from dataclasses import dataclass, field
 
 from applier.apply.ddl.policy import DdlPolicy
 from applier.apply.ddl.statement import StatementApplier
@@ -26,7 +24,7 @@ from applier.apply.rows import batching
 from applier.apply.rows.plancache import PlanCache
 from applier.apply.rows.plans import TablePlan
 from applier.apply.rows.rowwriter import RowWriter
-from applier.apply.rows.sourcetypes import ReadDeclared, SourceTypes
+from applier.apply.rows.sourcetypes import SourceTypes
 from applier.apply.target import versioning
 from applier.apply.target.errorcontext import ErrorContext
 from applier.apply.target.executor import Executor, SessionExecutor
@@ -37,12 +35,11 @@ from applier.apply.target.sharedrows import SharedRows
 from applier.apply.transactions import groupmerge
 from applier.apply.transactions.keptgtids import KeptGtids
 from applier.apply.transactions.lockretry import LockRetries
+from applier.apply.transactions.options import ApplyOptions, Totals  # noqa: F401 (the door seed/ uses)
 from applier.apply.transactions.writeset import WriteSets
 from applier.binlog.events import RowChange, Statement, Transaction
 from applier.convert.rows import convert_rows
-from applier.core.conversions import Mode
 from applier.core.position import Position
-from applier.core.renames import Renames
 from applier.core.types import SourceTable
 from applier.errors import ReplicationStopped, TransientError
 from applier.replstate.checkpoint import Checkpoint
@@ -52,41 +49,6 @@ log = logging.getLogger(__name__)
 # errors after which the target's definitions are read again and the transaction retried
 # once: a table or column changed on the target since it was read
 _STALE = STALE_DEFINITION
-
-
-@dataclass
-class Totals:
-    transactions: int = 0
-    rows: int = 0
-    skipped: int = 0  # executed on the target already (keep_source_gtids): not applied
-    lookups: Counter = field(default_factory=Counter)
-
-
-@dataclass(frozen=True)
-class ApplyOptions:
-    mode: Mode
-    column_mapping: str = "name"
-    idempotent: bool = False
-    ddl: str = "apply"
-    target_triggers: str = "refuse"  # or "fire" (applier.apply.target.triggers)
-    accept: Callable[[str, str], bool] = lambda s, t: True
-    accept_db: Callable[[str], bool] = lambda db: True  # CREATE/ALTER/DROP DATABASE
-    # the source's column definitions the DDL policy knows (applier.apply.ddl.policy): kept
-    # by the daemon across reconnects, as its ApplyOptions are
-    source_definitions: dict = field(default_factory=dict, compare=False, hash=False)
-    # the source's UUID/INET6/INET4 column declarations of a table (applier.ops.sourcecolumns
-    # reads them; applier.apply.rows.sourcetypes): None, never asked (those conversions refused)
-    source_columns: ReadDeclared | None = field(default=None, compare=False, hash=False)
-    # commit under the source's GTIDs, skip what the target executed
-    # (applier.apply.transactions.keptgtids)
-    keep_source_gtids: bool = False
-    # lock conflicts applied again in place (applier.apply.transactions.lockretry)
-    transaction_retries: int = 10
-    # names that change between source and target: rewrite_db, [[tables]]
-    names: Renames = field(default_factory=Renames, compare=False, hash=False)
-    # [verify]: makes each target connection's Staging (applier.verify.intake): its
-    # groups of converted rows written, handed over when it commits
-    observe: Callable | None = field(default=None, compare=False, hash=False)
 
 
 class TransactionApplier:
