@@ -206,6 +206,7 @@ def test_adaptive_switches_between_one_and_parallel_connections_keeping_order(
     monkeypatch.setattr(adaptive, "WINDOW", 0.05)
     monkeypatch.setattr(adaptive, "MIN_TXNS", 5)
     monkeypatch.setattr(adaptive, "HOLD", 1)
+    monkeypatch.setattr(adaptive, "FIRST_PROBE", 1)
     _tables(replica)
     _workload(replica, 1, 1500)
     with Watcher(replica) as watcher:

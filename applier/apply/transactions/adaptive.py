@@ -14,9 +14,11 @@ two ways to apply them, one `CommitGroup` on the daemon's connection and one
 one is `ModeChooser`'s decision, by measurement, while the applier is behind the
 source (the only time the speed of applying matters):
 
+  * the first ``FIRST_PROBE`` windows apply on one connection (a backlog cleared within
+    a few seconds pays no probe);
   * a probe runs each way for two windows (``window`` seconds and ``min_txns``
-    transactions at least each, in the order A B B A, after a warm-up of each way the
-    first time), timing each window from its first transaction to the moment the last
+    transactions at least each, in the order A B B A, after a warm-up of the parallel
+    connections the first time), timing each window from its first transaction to the moment the last
     one is committed; the faster wins (parallel only when it is faster by more than
     ``margin`` over the probe and faster in each A B pair: with a tie, or a swing of the
     host's load that favours one way in one pair only, one connection);
@@ -48,6 +50,10 @@ WINDOW = 0.5  # seconds a window lasts at least
 MIN_TXNS = 50  # transactions a window holds at least
 MARGIN = 0.03  # parallel must be faster by this fraction to be chosen
 HOLD = 8  # windows the winner is kept before the next probe
+# windows of one connection before the first probe: a backlog cleared within seconds pays
+# no probe (in 4-5 s sysbench catch-ups the first probe, half of them parallel, was half
+# the run: 0.86-0.92 of one connection, bench/RESULTS.md "Issue 34, fifth session")
+FIRST_PROBE = 8
 MAX_HOLD = 64  # ... at most, doubling each time the same way wins again
 DRY = 0.02  # a window where the reader ran dry for more of its transactions says nothing
 IDLE = 0.05  # ... or where the applier waited this long (seconds) for the source once
@@ -69,22 +75,26 @@ class ModeChooser:
     rises or falls steadily during the probe weighs on both alike."""
 
     def __init__(self, window: float | None = None, min_txns: int | None = None,
-                 margin: float = MARGIN, hold: int | None = None, max_hold: int = MAX_HOLD):
+                 margin: float = MARGIN, hold: int | None = None, max_hold: int = MAX_HOLD,
+                 first_probe: int | None = None):
         # the module's values when not given, read now (a test may shorten the windows)
         self.window = WINDOW if window is None else window
         self.min_txns = MIN_TXNS if min_txns is None else min_txns
         self.margin, self.max_hold = margin, max_hold
         hold = HOLD if hold is None else hold
         self.hold_first = hold
-        # (way, measured) windows still to run in this probe; the first: warm-ups
-        self.plan: list[tuple[str, bool]] = [(SINGLE, False), (PARALLEL, True),
-                                             (SINGLE, True), (SINGLE, True), (PARALLEL, True)]
-        self.mode = PARALLEL  # the first window: parallel's warm-up
-        self.measured = False
+        first = FIRST_PROBE if first_probe is None else first_probe
         # the measured windows of this probe: (way, units, seconds, paced by the source)
         self.windows: list[tuple[str, int, float, bool]] = []
-        self.hold = 0  # windows left to keep the winner (0: probing)
         self.next_hold = hold
+        self.measured = False
+        if first:  # one connection for ``first`` windows, then the first probe (close)
+            self.plan: list[tuple[str, bool]] = []
+            self.mode, self.hold = SINGLE, first
+        else:  # probing at once: each way warmed up, then measured P S S P
+            self.plan = [(SINGLE, False), (PARALLEL, True), (SINGLE, True), (SINGLE, True),
+                         (PARALLEL, True)]
+            self.mode, self.hold = PARALLEL, 0  # the first window: parallel's warm-up
         self.winner: str | None = None
         self.decisions = 0
         self._start = self._last = 0.0
@@ -126,7 +136,12 @@ class ModeChooser:
         for the next window."""
         if self.hold:
             self.hold -= 1
-            if self.hold == 0:  # probe again: the way in use, the other twice, this one
+            if self.hold == 0 and self.winner is None:  # the first probe: parallel warms up
+                self.plan = [(PARALLEL, True), (SINGLE, True), (SINGLE, True),
+                             (PARALLEL, True)]
+                self.mode, self.measured = PARALLEL, False
+                self.windows = []
+            elif self.hold == 0:  # probe again: the way in use, the other twice, this one
                 way = self.mode
                 self.plan = [(_other(way), True), (_other(way), True), (way, True)]
                 self.measured = True

@@ -6,9 +6,11 @@ servers (tests/integration/test_parallel_apply.py, test_commit_groups.py)."""
 from __future__ import annotations
 
 from applier.apply.transactions.adaptive import (
+    FIRST_PROBE,
     MAX_HOLD,
     PARALLEL,
     SINGLE,
+    WINDOW,
     AdaptiveApply,
     ModeChooser,
 )
@@ -58,8 +60,10 @@ def _txn(rows: int = 4) -> Transaction:
 
 def _run(single_cost: float, parallel_cost: float, txns: int, backlog=lambda: True,
          chooser: ModeChooser | None = None):
+    """Probing from the first window (``first_probe=0``) unless ``chooser`` says."""
     clock = Clock()
     single, many = Way(clock, single_cost), Way(clock, parallel_cost)
+    chooser = chooser or ModeChooser(first_probe=0)
     apply = AdaptiveApply(single, many, backlog, chooser=chooser, clock=clock)
     for _ in range(txns):
         apply.add(_txn())
@@ -96,7 +100,7 @@ def test_never_slower_than_one_connection_over_a_long_run():
 
 
 def test_the_winner_is_held_longer_each_time_it_wins_again():
-    chooser = ModeChooser()
+    chooser = ModeChooser(first_probe=0)
     _run(1e-3, 2e-3, 200000, chooser=chooser)
     assert chooser.next_hold == MAX_HOLD
 
@@ -127,7 +131,7 @@ def _window(chooser, now, txns=3, backlog=True, step=0.1):
 
 
 def test_a_pause_of_the_source_inside_a_window_makes_it_say_nothing():
-    chooser = ModeChooser(window=0.2, min_txns=3)
+    chooser = ModeChooser(window=0.2, min_txns=3, first_probe=0)
     assert chooser.mode == PARALLEL
     now = 0.0
     for want in (SINGLE, PARALLEL):  # the two warm-up windows, unmeasured
@@ -148,7 +152,7 @@ def test_a_pause_of_the_source_inside_a_window_makes_it_say_nothing():
 
 
 def test_a_probe_measures_each_way_twice_in_the_order_a_b_b_a():
-    chooser = ModeChooser(window=0.2, min_txns=3, hold=2)
+    chooser = ModeChooser(window=0.2, min_txns=3, hold=2, first_probe=0)
     ways, now = [chooser.mode], 0.0
     for _ in range(12):
         way, now = _window(chooser, now)
@@ -186,7 +190,7 @@ def test_abandon_reaches_both_ways():
 def test_parallel_must_win_both_pairs_of_a_probe():
     """A load swing that makes parallel look much faster in one pair of windows only (its
     total still ahead) leaves one connection chosen."""
-    chooser = ModeChooser(window=0.2, min_txns=1)
+    chooser = ModeChooser(window=0.2, min_txns=1, first_probe=0)
     now = 0.0
     for _ in range(2):  # the warm-ups
         _, now = _window(chooser, now, txns=1, step=0.2)
@@ -200,3 +204,38 @@ def test_parallel_must_win_both_pairs_of_a_probe():
         chooser.close(now)
     assert chooser.rate(PARALLEL) > chooser.rate(SINGLE) * 1.03  # ahead over the probe
     assert chooser.mode == SINGLE and chooser.decisions == 1
+
+
+def test_one_connection_first_then_the_first_probe_warms_parallel_up():
+    """By default the first ``FIRST_PROBE`` windows apply on one connection; then the
+    parallel connections warm up (unmeasured) and the probe measures P S S P."""
+    chooser = ModeChooser(window=0.2, min_txns=3, hold=2)
+    ways, now = [chooser.mode], 0.0
+    for _ in range(FIRST_PROBE + 5):
+        way, now = _window(chooser, now)
+        ways.append(way)
+    assert ways[:FIRST_PROBE] == [SINGLE] * FIRST_PROBE
+    assert ways[FIRST_PROBE:FIRST_PROBE + 6] == [PARALLEL, PARALLEL, SINGLE, SINGLE, PARALLEL,
+                                                 SINGLE]  # a tie: one connection
+    assert chooser.decisions == 1
+
+
+def test_a_backlog_cleared_before_the_first_probe_never_runs_parallel():
+    """A catch-up shorter than the first windows (sysbench's 4-5 s runs: the probe was
+    half of them) runs as one connection would: the parallel way is never used."""
+    clock = Clock()
+    single, many = Way(clock, 1e-3), Way(clock, 2e-3)
+    apply = AdaptiveApply(single, many, lambda: True, clock=clock)
+    for _ in range(int(FIRST_PROBE * WINDOW / 1e-3) - 100):
+        apply.add(_txn())
+    assert many.added == 0 and apply.mode == SINGLE
+
+
+def test_by_default_never_slower_over_a_long_run_and_the_gain_kept():
+    """The default chooser: the windows of one connection before the first probe cost
+    parallel's gain for their few seconds only."""
+    txns = 400000
+    *_, clock = _run(1e-3, 2e-3, txns, chooser=ModeChooser())
+    assert clock.now <= txns * 1e-3 * 1.02, clock.now
+    *_, clock = _run(1e-3, 0.5e-3, txns, chooser=ModeChooser())
+    assert clock.now <= txns * 0.5e-3 * 1.03 + FIRST_PROBE * WINDOW, clock.now
