@@ -18,10 +18,10 @@ source (the only time the speed of applying matters):
     a few seconds pays no probe);
   * a probe runs each way for two windows (``window`` seconds and ``min_txns``
     transactions at least each, in the order A B B A, after a warm-up of the parallel
-    connections the first time), timing each window from its first transaction to the moment the last
-    one is committed; the faster wins (parallel only when it is faster by more than
-    ``margin`` over the probe and faster in each A B pair: with a tie, or a swing of the
-    host's load that favours one way in one pair only, one connection);
+    connections the first time), timing each window from its first transaction to the
+    moment the last one is committed; the faster wins (parallel only when it is faster
+    by more than ``margin`` over the probe and faster in each A B pair: with a tie, or a
+    swing of the host's load that favours one way in one pair only, one connection);
   * the winner is kept for ``hold`` windows, then probed again; a winner that wins again
     is kept twice as long (up to ``max_hold``), so the probes of the slower way cost a
     bounded share of the time (2 windows in 67 at most);
