@@ -9,6 +9,7 @@ import time
 import pymysql
 
 from applier.apply.target.schema import SchemaCache, signatures
+from applier.errors import ExitStatus
 
 TABLES = 60
 
@@ -214,3 +215,43 @@ def test_prefetch_reads_many_definitions_in_a_few_queries_the_same_as_one_by_one
         assert cache.changed(force=True) == [(replica.schema, "t2")]
     finally:
         conn.close()
+
+
+def test_a_catch_up_reads_the_new_tables_ahead_and_a_second_run_sees_the_changes(
+        replica, monkeypatch):
+    """The daemon over 40 new tables, one transaction each (applier.ops.prefetch): the
+    definitions are read a batch at a time, not table by table, and every row arrives.
+    A second run on the state the first left: a column the target added meanwhile and a
+    source ALTER replicated in between are both seen (what was read ahead is compared and
+    forgotten like any cached definition)."""
+    from applier.apply.transactions.transaction import TransactionApplier
+
+    calls: list[int] = []
+    prefetch = TransactionApplier.prefetch
+
+    def counted(self, tables):
+        read = prefetch(self, tables)
+        calls.append(read)
+        return read
+    monkeypatch.setattr(TransactionApplier, "prefetch", counted)
+    n = 40
+    for side in (replica.src, replica.tgt):
+        side(*(f"CREATE TABLE m{i} (id INT PRIMARY KEY, v INT)" for i in range(n)))
+    replica.src(*(f"INSERT INTO m{i} VALUES (1, {i})" for i in range(n)))
+    assert replica.catch_up(ddl="apply") == ExitStatus.OK, replica.last_error
+    assert replica.rows("SELECT " + " + ".join(f"(SELECT v FROM m{i})" for i in range(n))) \
+        == [(sum(range(n)),)]
+    assert sum(calls) >= n - 1 and len(calls) <= n // 4, calls  # batches, not one by one
+    first = replica.checkpoint()
+
+    calls.clear()
+    replica.tgt("ALTER TABLE m5 ADD COLUMN extra INT NOT NULL DEFAULT 7")
+    replica.src("ALTER TABLE m7 ADD COLUMN w INT",
+                *(f"INSERT INTO m{i} (id, v) VALUES (2, {i})" for i in range(n)),
+                "INSERT INTO m7 VALUES (3, 0, 99)")
+    assert replica.catch_up(ddl="apply") == ExitStatus.OK, replica.last_error
+    assert replica.checkpoint() != first
+    assert replica.rows("SELECT COUNT(*) FROM m0") == [(2,)]
+    assert replica.rows("SELECT id, v, extra FROM m5 ORDER BY id") == [(1, 5, 7), (2, 5, 7)]
+    assert replica.rows("SELECT id, v, w FROM m7 ORDER BY id") == [(1, 7, None), (2, 7, None),
+                                                                  (3, 0, 99)]
