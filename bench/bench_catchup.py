@@ -33,6 +33,7 @@ from pathlib import Path
 
 from applier.config import Config, DaemonConfig, ReplicationConfig
 from applier.connection.factory import connect
+from applier.core.position import Position
 from applier.ops.daemon import Daemon
 from applier.ops.pipeline import Pipeline
 from applier.sandbox.servers import Sandbox
@@ -215,7 +216,8 @@ def main() -> None:
         else:
             start, end, changes, t_write = _write(source, target, src_cfg, args.rows)
             if args.keep:
-                saved.write_text(json.dumps([*start.pos(), *end.pos(), changes, t_write]))
+                saved.write_text(json.dumps([start.log_file, start.log_pos, end.log_file,
+                                              end.log_pos, changes, t_write]))
         want = _one(source, CHECK)
         if args.rounds:
             _rounds(args, src_cfg, tgt_cfg, start, end, target, want, changes)
@@ -268,15 +270,6 @@ def main() -> None:
             Sandbox(Path(args.dir)).down(remove=True)
 
 
-@dataclasses.dataclass(frozen=True)
-class _At:
-    log_file: str
-    log_pos: int
-
-    def pos(self) -> tuple[str, int]:
-        return self.log_file, self.log_pos
-
-
 def _write(source, target, src_cfg, rows: int):
     """The workload on the source (the target emptied): its start and end, row changes
     and seconds."""
@@ -291,12 +284,12 @@ def _write(source, target, src_cfg, rows: int):
     changes = workload(source, rows)
     t_write = time.perf_counter() - t0
     end = source_now(src_cfg)
-    return _At(start.log_file, start.log_pos), _At(end.log_file, end.log_pos), changes, t_write
+    return start, end, changes, t_write
 
 
 def _saved(path: Path):
     f1, p1, f2, p2, changes, t_write = json.loads(path.read_text())
-    return _At(f1, p1), _At(f2, p2), changes, t_write
+    return Position(f1, p1), Position(f2, p2), changes, t_write
 
 
 def _settled(target, want, seconds: float = 30) -> None:

@@ -23,7 +23,7 @@ from applier.connection.factory import connect
 from applier.sandbox.servers import Sandbox
 from applier.sql import literals
 from bench import server_time
-from bench.bench_catchup import TABLE
+from bench.bench_catchup import _reset_target
 from bench.bench_update_forms import row
 
 PER_STATEMENT = 1000
@@ -33,15 +33,6 @@ def _tsv(value) -> str:
     if value is None:
         return "\\N"
     return str(value).replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n")
-
-
-def _reset(cfg) -> None:
-    conn = connect(cfg)
-    with conn.cursor() as cur:
-        cur.execute("DROP DATABASE IF EXISTS bench")
-        cur.execute("CREATE DATABASE bench")
-        cur.execute(TABLE)
-    conn.close()
 
 
 def main() -> None:
@@ -77,7 +68,7 @@ def main() -> None:
         seconds: dict[str, list[float]] = {"INSERT": [], "LOAD": []}
         for r in range(args.rounds):
             for kind, statements in (("INSERT", inserts), ("LOAD", loads)):
-                _reset(cfg)
+                _reset_target(admin)
                 with server_time.slow_log(admin, info.target.datadir,
                                           f"slow-{kind}-{r}.log") as log:
                     conn = pymysql.connect(**cfg.pymysql_kwargs(), charset="utf8mb4",

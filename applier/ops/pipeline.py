@@ -133,10 +133,10 @@ class Pipeline:
             return True
         return False
 
-    def upcoming_tables(self, limit: int, wanted=None) -> list[tuple[str, str]]:
+    def upcoming_tables(self, limit: int, wanted) -> list[tuple[str, str]]:
         """The source tables (schema, table) the transactions waiting in the queue change,
-        in order, those ``wanted(schema, table)`` accepts only (when given), ``limit`` at
-        most (the applier reads their target definitions at once: applier.ops.prefetch)."""
+        in order, those ``wanted(schema, table)`` accepts only, ``limit`` at most (the
+        applier reads their target definitions at once: applier.ops.prefetch)."""
         found: dict[tuple[str, str], None] = {}
         for item in self.queue.waiting():
             kind = item[0]
@@ -146,10 +146,7 @@ class Pipeline:
                 changes = item[1]
             else:
                 continue
-            if wanted is None:
-                tables_of(changes, found)
-            else:
-                found.update((k, None) for k in tables_of(changes, {}) if wanted(*k))
+            found.update((k, None) for k in tables_of(changes, {}) if wanted(*k))
             if len(found) >= limit:
                 break
         return list(found)[:limit]

@@ -106,12 +106,12 @@ def test_shared_tables_are_those_with_foreign_keys_either_way_or_triggers(replic
         assert len(reads) == 4
         # read ahead for all four in two queries: the same answers, without a query each
         ahead = SharedRows(conn)
-        ahead.prefetch(replica.schema, list(names))
+        ahead.prefetch([(replica.schema, t) for t in names])
         asked = _questions(conn)
         assert {t: ahead(read_table(conn, replica.schema, t)) for t in names} == found
         assert _questions(conn) - asked == 2 * len(names) + 1  # the read_table calls only
         # read ahead, then a statement changes the target: forgotten, asked again
-        ahead.prefetch(replica.schema, ["alone"])
+        ahead.prefetch([(replica.schema, "alone")])
         replica.tgt("ALTER TABLE alone ADD COLUMN p INT, ADD FOREIGN KEY (p) REFERENCES"
                     " parent (id)")
         ahead.forget()

@@ -68,23 +68,30 @@ class SharedRows:
             self.after_read()
         return found
 
-    def prefetch(self, schema: str, tables: list[str]) -> None:
-        """Answer for ``tables`` of ``schema`` now, in two queries (read by ``shared``)."""
-        if not tables:
+    def prefetch(self, keys) -> None:
+        """Answer for the tables (schema, table) now, two queries per schema (what
+        ``shared`` then returns without a query)."""
+        by_schema: dict[str, list[str]] = {}
+        for schema, table in keys:
+            by_schema.setdefault(schema, []).append(table)
+        if not by_schema:
             return
         if self.before_read is not None:
             self.before_read()
-        marks = ", ".join(["%s"] * len(tables))
+        found: dict[str, set[str]] = {}
         with self.conn.cursor() as cur:
-            shared = set(self._referenced_in(cur, schema))
-            for sql in _SHARED_OF:
-                cur.execute(sql.format(marks), (schema, *tables))
-                shared.update(_text(t).lower() for (t,) in cur.fetchall())
+            for schema, tables in by_schema.items():
+                marks = ", ".join(["%s"] * len(tables))
+                shared = found[schema] = set(self._referenced_in(cur, schema))
+                for sql in _SHARED_OF:
+                    cur.execute(sql.format(marks), (schema, *tables))
+                    shared.update(_text(t).lower() for (t,) in cur.fetchall())
         if self.after_read is not None:
             self.after_read()
         now = time.monotonic()
-        for table in tables:
-            self._known[(schema, table.lower())] = (now, table.lower() in shared)
+        for schema, tables in by_schema.items():
+            for table in tables:
+                self._known[(schema, table.lower())] = (now, table.lower() in found[schema])
 
     def forget(self) -> None:
         """Drop the answers read ahead (a statement changed the target: asked again)."""

@@ -86,8 +86,8 @@ class TransactionApplier:
         self.versioning = versioning.Versioning(conn, self.executor.drain)
         # the keys of row changes, for merging a commit group's
         # (applier.apply.transactions.groupmerge)
-        self.writesets = WriteSets(self.table_plan,
-                                   SharedRows(conn, self.executor.drain),
+        self.shared_rows = SharedRows(conn, self.executor.drain)  # answers read ahead too
+        self.writesets = WriteSets(self.table_plan, self.shared_rows,
                                    lambda tp: self.versioning.period(tp) is not None)
         self._writesets_of = self.plans.generation
         # source GTIDs kept: one source transaction per target transaction, apply() only
@@ -137,11 +137,7 @@ class TransactionApplier:
         transactions the reader has queued (applier.ops.pipeline ``upcoming_tables``). The
         number of tables read."""
         targets = self.plans.prefetch(tables)
-        by_schema: dict[str, list[str]] = {}
-        for schema, table in targets:
-            by_schema.setdefault(schema, []).append(table)
-        for schema, names in by_schema.items():
-            self.writesets.shared.prefetch(schema, names)
+        self.shared_rows.prefetch(targets)
         return len(targets)
 
     def unread(self, schema: str, table: str) -> bool:
@@ -150,9 +146,7 @@ class TransactionApplier:
 
     def forget_plans(self) -> None:
         self.plans.forget()
-        forget = getattr(self.writesets.shared, "forget", None)  # its answers read ahead
-        if forget is not None:
-            forget()
+        self.shared_rows.forget()
 
     # -- applying -----------------------------------------------------------------------
     def apply(self, txn: Transaction) -> int:

@@ -55,8 +55,10 @@ def test_the_queued_transactions_tables_in_order_once_each_statements_and_stream
                          (PART, [RowChange("update", c, {0: 1}, {0: 2})], None),
                          (END, [RowChange("delete", d, {0: 1}, None)], None, 1),
                          (TXN, _txn(b, a)))
-    assert pipeline.upcoming_tables(10) == [("db", "a"), ("db", "b"), ("db", "c"), ("db", "d")]
-    assert pipeline.upcoming_tables(3) == [("db", "a"), ("db", "b"), ("db", "c")]
+    every = lambda s, t: True  # noqa: E731
+    assert pipeline.upcoming_tables(10, every) == [("db", "a"), ("db", "b"), ("db", "c"),
+                                                   ("db", "d")]
+    assert pipeline.upcoming_tables(3, every) == [("db", "a"), ("db", "b"), ("db", "c")]
     assert pipeline.upcoming_tables(2, lambda s, t: t != "a") == [("db", "b"), ("db", "c")]
     assert len(pipeline.queue.waiting()) == 7  # left in the queue
 
