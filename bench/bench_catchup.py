@@ -194,8 +194,12 @@ def main() -> None:
                     " (both threads: the reader's profile is added to the applying one's)")
     ap.add_argument("--rounds", type=int, default=0, metavar="N",
                     help="instead of one run each: N rounds of (the server's replica, the"
-                         " applier with its reader process, with its reader thread), every"
+                         " applier runs of --appliers: its reader process, thread), every"
                          " result checked; each round's ratios, then the medians")
+    ap.add_argument("--appliers", default="process,thread", metavar="LIST",
+                    help="with --rounds: the applier runs of each round, READER[:N[always]]"
+                         " (reader process or thread, parallel_workers N, parallel_mode"
+                         " adaptive or always), e.g. process,thread,thread:2always")
     ap.add_argument("--keep", action="store_true",
                     help="leave the sandbox up with its workload (for --reuse)")
     ap.add_argument("--reuse", action="store_true",
@@ -303,32 +307,47 @@ def _settled(target, want, seconds: float = 30) -> None:
         time.sleep(0.05)
 
 
+def _applier_run(spec: str) -> dict:
+    """--appliers item READER[:N[always]] as ``ours``'s [replication] keys."""
+    reader, _, workers = spec.partition(":")
+    if reader not in ("process", "thread"):
+        raise SystemExit(f"--appliers: {spec!r}: the reader is process or thread")
+    keys = {"reader": reader}
+    if workers:
+        always = workers.endswith("always")
+        keys.update(parallel_workers=int(workers.removesuffix("always")),
+                    parallel_mode="always" if always else "adaptive")
+    return keys
+
+
 def _rounds(args, src_cfg, tgt_cfg, start, end, target, want, changes: int) -> None:
-    """Rounds of (the server's replica, the applier with its reader process, with its
-    reader thread), the target reset before each; every result checked."""
-    ratios: dict[str, list[float]] = {"process": [], "thread": []}
-    cpus: dict[str, list[float]] = {"process": [], "thread": []}
+    """Rounds of (the server's replica, then each applier run of --appliers: by default
+    with its reader process, with its reader thread), the target reset before each; every
+    result checked."""
+    specs = args.appliers.split(",")
+    runs = {spec: _applier_run(spec) for spec in specs}
+    ratios: dict[str, list[float]] = {spec: [] for spec in specs}
+    cpus: dict[str, list[float]] = {spec: [] for spec in specs}
     for r in range(args.rounds):
         _reset_target(target)
         t_native = native(args.flavor, src_cfg, target, start, end)
         _settled(target, want)
         line = [f"round {r + 1}: load {os.getloadavg()[0]:.1f}, server {t_native:.2f} s"]
-        for reader in ("process", "thread"):
+        for i, spec in enumerate(specs):
             _reset_target(target)
             t, status, _, cpu = ours(src_cfg, tgt_cfg, start,
-                                     Path(args.dir) / f"state-{r}-{reader}", False,
-                                     reader=reader)
+                                     Path(args.dir) / f"state-{r}-{i}", False, **runs[spec])
             if status != 0 or _one(target, CHECK) != want:
-                raise SystemExit(f"the applier ({reader}) exited {status} or its result"
+                raise SystemExit(f"the applier ({spec}) exited {status} or its result"
                                  " differs from the source's")
-            ratios[reader].append(t_native / t)
-            cpus[reader].append(cpu)
-            line.append(f"{reader} {t:.2f} s (ratio {t_native / t:.3f}, CPU {cpu:.2f} s)")
+            ratios[spec].append(t_native / t)
+            cpus[spec].append(cpu)
+            line.append(f"{spec} {t:.2f} s (ratio {t_native / t:.3f}, CPU {cpu:.2f} s)")
         print("; ".join(line), flush=True)
-    for reader in ("process", "thread"):
-        print(f"{args.flavor} {changes} row changes, reader {reader}: median ratio "
-              f"{statistics.median(ratios[reader]):.3f} (min {min(ratios[reader]):.3f},"
-              f" max {max(ratios[reader]):.3f}), median CPU {statistics.median(cpus[reader]):.2f}"
+    for spec in specs:
+        print(f"{args.flavor} {changes} row changes, applier {spec}: median ratio "
+              f"{statistics.median(ratios[spec]):.3f} (min {min(ratios[spec]):.3f},"
+              f" max {max(ratios[spec]):.3f}), median CPU {statistics.median(cpus[spec]):.2f}"
               f" s, every result equal")
 
 

@@ -176,8 +176,10 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=1,
                     help="runs of every replica, interleaved; medians are compared")
     ap.add_argument("--natives", default="all",
-                    help="the server's replicas to run: all, or serial (quicker runs of the"
-                    " applier's alone; ratios then against the serial one)")
+                    help="the server's replicas to run: all, serial (quicker runs of the"
+                    " applier's alone; ratios then against the serial one) or none (the"
+                    " applier's alone, e.g. on a slow disk where the server's would take"
+                    " minutes; ratios against parallel_workers 1)")
     ap.add_argument("--slow-fsync-ms", type=float, default=0,
                     help="the target's fsync waits this much longer (bench/slowdisk.py)")
     ap.add_argument("--dir", default=None)
@@ -205,9 +207,9 @@ def main() -> None:
           f" of {args.table_size}: {tps.group(1) if tps else '?'} transactions written in"
           f" {wrote:.1f} s; load average {os.getloadavg()[0]:.1f}")
     want = checksums(source, args.tables)
-    natives = ["serial"] + ([] if args.natives == "serial" else
-                            ["optimistic", "conservative"] if args.flavor == "mariadb"
-                            else ["writeset"])
+    natives = [] if args.natives == "none" else ["serial"] + (
+        [] if args.natives == "serial" else
+        ["optimistic", "conservative"] if args.flavor == "mariadb" else ["writeset"])
     runs: dict[str, list[float]] = {}
     cpus: dict[str, list[float]] = {}  # the applier's CPU seconds (all its threads)
     switches: dict[str, list[int]] = {}  # the applier's threads' context switches
@@ -252,7 +254,8 @@ def main() -> None:
     results = [(label, statistics.median(times), right[label], times)
                for label, times in runs.items()]
     # the best native replica whose result is right (medians)
-    best = min(t for label, t, equal, _ in results if label.startswith("server") and equal)
+    best = min((t for label, t, equal, _ in results if label.startswith("server") and equal),
+               default=None)
     for label, took, equal, times in results:
         each = "" if len(times) == 1 else " (runs: " + ", ".join(f"{x:.2f}" for x in
                                                                   times) + ")"
@@ -260,8 +263,8 @@ def main() -> None:
                f" transaction {statistics.median(switches[label]) / events:.2f}"
                if label in cpus else "")
         print(f"{label}: {took:.2f} s{' median' if each else ''}, {events / took:,.0f}"
-              f" transactions/s, {'result equal' if equal else 'RESULT DIFFERS'},"
-              f" best server / this: {best / took:.2f}{cpu}{each}")
+              f" transactions/s, {'result equal' if equal else 'RESULT DIFFERS'}"
+              + (f", best server / this: {best / took:.2f}" if best else "") + f"{cpu}{each}")
     ours = {label: t for label, t, _, _ in results if label.startswith("applier")}
     one = ours.get("applier parallel_workers 1")
     for label, took in ours.items():
