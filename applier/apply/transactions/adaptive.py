@@ -46,14 +46,20 @@ from applier.binlog.events import Transaction
 log = logging.getLogger(__name__)
 
 SINGLE, PARALLEL = "single", "parallel"
-WINDOW = 0.5  # seconds a window lasts at least
+# seconds a window lasts at least: a whole cycle of the target's once-a-second background
+# work (InnoDB's log and page flushing), which on a slow disk made half-second windows of
+# one way alternate between ~33,000 and ~17,000 units/s, so that every probe's A B pairs
+# disagreed and parallel lost even when it was 1.3x faster (bench/RESULTS.md, "Issue 34,
+# sixth session")
+WINDOW = 1.0
 MIN_TXNS = 50  # transactions a window holds at least
 MARGIN = 0.03  # parallel must be faster by this fraction to be chosen
 HOLD = 8  # windows the winner is kept before the next probe
-# windows of one connection before the first probe: a backlog cleared within seconds pays
-# no probe (in 4-5 s sysbench catch-ups the first probe, half of them parallel, was half
-# the run: 0.86-0.92 of one connection, bench/RESULTS.md "Issue 34, fifth session")
-FIRST_PROBE = 8
+# windows of one connection before the first probe (~4 s): a backlog cleared within
+# seconds pays no probe (in 4-5 s sysbench catch-ups the first probe, half of them
+# parallel, was half the run: 0.86-0.92 of one connection, bench/RESULTS.md "Issue 34,
+# fifth session")
+FIRST_PROBE = 4
 MAX_HOLD = 64  # ... at most, doubling each time the same way wins again
 DRY = 0.02  # a window where the reader ran dry for more of its transactions says nothing
 IDLE = 0.05  # ... or where the applier waited this long (seconds) for the source once
