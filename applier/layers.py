@@ -12,7 +12,7 @@ from pathlib import Path
 
 # lowest first; a folder (or top module) may import from its own rank or below
 LAYERS = (
-    ("applier.errors", "applier.server_codes", "applier.boundary"),
+    ("applier.errors", "applier.server_codes", "applier.boundary", "applier.librarycheck"),
     # the shared vocabulary: types, charsets, column definitions, type codes, Position,
     # GtidSet, table definitions, filters
     ("applier.core",),
