@@ -20,7 +20,6 @@ import time
 from dataclasses import replace
 
 import pymysql
-from tenacity import RetryCallState
 
 from applier.apply.target import readonly
 from applier.apply.target.session import session_error
@@ -28,7 +27,6 @@ from applier.apply.transactions import adaptive, parallel
 from applier.apply.transactions.commitgroup import CommitGroup, GroupLimits, joins_group
 from applier.apply.transactions.options import ApplyOptions
 from applier.apply.transactions.transaction import TransactionApplier
-from applier.binlog.events import Transaction
 from applier.binlog.stream import BinlogSource
 from applier.config import Config
 from applier.connection.factory import connect
@@ -44,12 +42,12 @@ from applier.ops import pipeline as pipe
 from applier.ops.livestate import LiveState
 from applier.ops.lockwait import LockWaits
 from applier.ops.metrics import Metrics
+from applier.ops.reporting import Reporting
 from applier.ops.snapshots import StatusSnapshots
 from applier.ops.sourcecolumns import SourceColumns
 from applier.ops.statusfile import StatusFile
 from applier.replstate.checkpoint import Checkpoint, Saved
 from applier.replstate.startpoint import resolve_start
-from applier.server_codes import error_code
 from applier.verify import wiring as verify_wiring
 from applier.verify.process import VerifyProcess
 
@@ -68,7 +66,7 @@ class StopRequested(Exception):
     """SIGTERM/SIGINT arrived while waiting for the source: nothing is in flight."""
 
 
-class Daemon:
+class Daemon(Reporting):
     def __init__(self, config: Config, *, until_caught_up: bool = False,
                  reconnect_for: float | None = None, notify=None):
         self.cfg = config
@@ -150,40 +148,6 @@ class Daemon:
                 self.notify.stopping()
         self._set_state("stopped")
         return ExitStatus.OK
-
-    def _retrying(self, retry_state: RetryCallState) -> None:
-        """Before sleeping between attempts: log, count the error, show 'reconnecting'."""
-        exc = retry_state.outcome.exception()
-        code = getattr(exc, "code", 0) or error_code(exc.__cause__) or 0
-        self.metrics.error(code)
-        self.live.retrying = str(exc)
-        self.live.retry_code, self.live.retry_attempt = code, self.outage.failures
-        log.warning("%s; retrying in %.1f s (attempt %d, giving up %.0f s after the first"
-                    " failure)", exc, retry_state.upcoming_sleep, self.outage.failures,
-                    self.reconnect_for)
-        self._set_state("reconnecting")
-
-    def _stopped_on(self, exc: ApplierError) -> ExitStatus:
-        self.live.last_error_code = exc.code
-        self.live.last_error = str(exc)
-        self.live.last_error_time = time.strftime("%Y-%m-%d %H:%M:%S")
-        self.live.last_error_position = str(self.live.position or "")
-        self.metrics.error(exc.code)
-        self.metrics.stopped_on(exc.code)
-        log.error("replication stopped: %s", exc)
-        self._set_state("error")
-        return exc.exit_status
-
-    def _set_state(self, state: str) -> None:
-        """A new state (or the idle heartbeat): the status file is written at once."""
-        self.live.state = state
-        self.metrics.set_state(state)
-        self.status_file.update(self.live.as_status(), now=True)
-
-    def _lock_waited(self, attempt: int, code: int, exc: BaseException) -> None:
-        """A transaction lost a row lock and is applied again in place (lockretry)."""
-        self.metrics.error(code)
-        self.locks.retried(exc, attempt, self.options.transaction_retries)
 
     def _target_name(self) -> str:
         t = self.cfg.target
@@ -377,12 +341,6 @@ class Daemon:
         if self.verifier is not None and self.verifier.fatal is not None:
             raise self.verifier.fatal
 
-    def _streaming(self) -> None:
-        """The source accepted the dump and sent its first event (in the reading thread):
-        written at once, `applier switchover` waits for it before it reports success."""
-        self.live.source_streaming = True
-        self.status_file.update(self.live.as_status(), now=True)
-
     def _heartbeat_period(self) -> float:
         """Ask the source for a heartbeat at least every 30 s, and twice per systemd
         watchdog interval (``watchdog_interval`` is already half of WatchdogSec)."""
@@ -397,41 +355,3 @@ class Daemon:
             self._heartbeat()
         else:
             pipeline.heartbeat()
-
-    def _heartbeat(self) -> None:
-        """The source is alive and has nothing more to send: we are caught up."""
-        self.outage.progress()
-        self._verify_stopped()
-        self.live.seconds_behind_source = 0
-        self.metrics.set_lag(0)
-        if self.notify:
-            self.notify.watchdog()
-        self._set_state("running")
-
-    def _applied(self, txn: Transaction, rows: int, lookups, skipped: bool = False) -> None:
-        """A transaction is committed (alone or with its group), or skipped: the target
-        had executed it (keep_source_gtids)."""
-        self.outage.progress()
-        self.live.position, self.live.waiting_for = txn.end, None  # its locks were granted
-        lag = max(0, int(time.time()) - txn.timestamp) if txn.timestamp else 0
-        self.live.seconds_behind_source = lag
-        if skipped:
-            self.metrics.transaction_skipped()
-        else:
-            self.metrics.transaction_applied(rows, lag)
-        self.metrics.position(txn.end)
-        for kind, n in lookups.items():
-            self.metrics.lookup(kind, n)
-        if self.notify:
-            self.notify.watchdog()
-        # metrics first, then the snapshot: a status file showing this transaction never
-        # runs ahead of the metrics; it is written within FLUSH_EVERY (statusfile.py)
-        self.live.state = "running"
-        self.metrics.set_state("running")
-        if self.status_file.due():  # else the newer one is built after the pending write
-            self.status_file.update(self.live.as_status())
-        self._verify_stopped()
-        if not skipped and self.live.totals.transactions % self._every == 0:
-            log.info("applied %d transactions (%d rows), at %s, %s s behind source",
-                     self.live.totals.transactions, self.live.totals.rows, txn.end,
-                     self.live.seconds_behind_source)
