@@ -65,6 +65,10 @@ DRY = 0.02  # a window where the reader ran dry for more of its transactions say
 IDLE = 0.05  # ... or where the applier waited this long (seconds) for the source once
 
 
+# the measured windows of the first probe, after the parallel connections' warm-up
+FIRST_PLAN = ((PARALLEL, True), (SINGLE, True), (SINGLE, True), (PARALLEL, True))
+
+
 def _other(way: str) -> str:
     return SINGLE if way == PARALLEL else PARALLEL
 
@@ -98,8 +102,7 @@ class ModeChooser:
             self.plan: list[tuple[str, bool]] = []
             self.mode, self.hold = SINGLE, first
         else:  # probing at once: each way warmed up, then measured P S S P
-            self.plan = [(SINGLE, False), (PARALLEL, True), (SINGLE, True), (SINGLE, True),
-                         (PARALLEL, True)]
+            self.plan = [(SINGLE, False), *FIRST_PLAN]
             self.mode, self.hold = PARALLEL, 0  # the first window: parallel's warm-up
         self.winner: str | None = None
         self.decisions = 0
@@ -143,8 +146,7 @@ class ModeChooser:
         if self.hold:
             self.hold -= 1
             if self.hold == 0 and self.winner is None:  # the first probe: parallel warms up
-                self.plan = [(PARALLEL, True), (SINGLE, True), (SINGLE, True),
-                             (PARALLEL, True)]
+                self.plan = list(FIRST_PLAN)
                 self.mode, self.measured = PARALLEL, False
                 self.windows = []
             elif self.hold == 0:  # probe again: the way in use, the other twice, this one
