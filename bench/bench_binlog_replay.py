@@ -26,7 +26,6 @@ the other).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import subprocess
@@ -35,7 +34,17 @@ from pathlib import Path
 
 from applier.connection.factory import connect
 from applier.sandbox.servers import Sandbox
-from bench.bench_catchup import CHECK, _one, _reset_target, _saved, _settled, _write, native, ours
+from bench.bench_catchup import (
+    CHECK,
+    _one,
+    _reset_target,
+    _save,
+    _saved,
+    _settled,
+    _write,
+    native,
+    ours,
+)
 
 # the flavour's binlog decoder and command-line client (MariaDB installs both names)
 TOOLS = {"mariadb": ("mariadb-binlog", "mariadb"), "mysql": ("mysqlbinlog", "mysql")}
@@ -97,8 +106,7 @@ def main() -> None:
             start, end, changes, _ = _saved(saved)
         else:
             start, end, changes, t_write = _write(source, target, src_cfg, args.rows)
-            saved.write_text(json.dumps([start.log_file, start.log_pos, end.log_file,
-                                         end.log_pos, changes, t_write]))
+            _save(saved, start, end, changes, t_write)
         want = _one(source, CHECK)
         script = base / "replay.sql"
         statements = decode(sandbox, args.flavor, start, end, script)

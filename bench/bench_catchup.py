@@ -220,8 +220,7 @@ def main() -> None:
         else:
             start, end, changes, t_write = _write(source, target, src_cfg, args.rows)
             if args.keep:
-                saved.write_text(json.dumps([start.log_file, start.log_pos, end.log_file,
-                                              end.log_pos, changes, t_write]))
+                _save(saved, start, end, changes, t_write)
         want = _one(source, CHECK)
         if args.rounds:
             _rounds(args, src_cfg, tgt_cfg, start, end, target, want, changes)
@@ -289,6 +288,12 @@ def _write(source, target, src_cfg, rows: int):
     t_write = time.perf_counter() - t0
     end = source_now(src_cfg)
     return start, end, changes, t_write
+
+
+def _save(path: Path, start, end, changes: int, t_write: float) -> None:
+    """The workload's positions, row changes and seconds, for --reuse (``_saved``)."""
+    path.write_text(json.dumps([start.log_file, start.log_pos, end.log_file, end.log_pos,
+                                changes, t_write]))
 
 
 def _saved(path: Path):
