@@ -32,9 +32,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 
 from applier.binlog import eventtypes as et
-from applier.binlog.events import CHECK_FLAGS, RawRows, RowChange, Statement, Transaction
+from applier.binlog.events import RawRows, RowChange, Statement, Transaction
 from applier.binlog.redact import Redacted
-from applier.binlog.rows import rowimage
+from applier.binlog.rows.rowchanges import decode_rows
 from applier.binlog.tablemaps import tablemapwire
 from applier.binlog.tablemaps.tablemap import build_table
 from applier.binlog.tablemaps.tablemapcache import TableMapCache
@@ -60,26 +60,6 @@ _HINTS = {
     et.INCIDENT: "the source recorded an incident, its binlog may lack changes: compare "
                  "source and target before going on",
 }
-
-
-def decode_rows(type_code: int, table: SourceTable, codecs, body: bytes,
-                where: Callable[[], str]) -> list[RowChange]:
-    """The RowChanges of a rows event's body; ReplicationStopped naming the table, the
-    event and ``where()`` (its place) when a row cannot be decoded."""
-    try:
-        rb = rowimage.parse_rows_body(type_code, body)
-        rows = rowimage.decode_rows(rb, codecs)
-    except rowimage.RowImageError as exc:
-        raise ReplicationStopped(
-            f"cannot decode a row of '{table.qualified}' in the "
-            f"{et.describe(type_code)} {where()}: {exc}") from exc
-    kind, checks_off = rb.kind, rb.flags & CHECK_FLAGS
-    return [RowChange(kind, table, before, after, checks_off) for before, after in rows]
-
-
-def expand(raw: RawRows) -> list[RowChange]:
-    """A RawRows decoded, as the assembler would have decoded it in its place."""
-    return decode_rows(raw.type_code, raw.table, raw.codecs, raw.body, lambda: raw.where)
 
 
 class Assembler:

@@ -22,8 +22,8 @@ from __future__ import annotations
 import pickle
 from collections.abc import Iterator
 
-from applier.binlog.assembler import expand
 from applier.binlog.events import RawRows, RowChange, Transaction
+from applier.binlog.rows.rowchanges import expand
 from applier.binlog.rows.rowimage import TableCodecs
 from applier.core.types import SourceTable
 from applier.errors import ReplicationStopped, TransientError

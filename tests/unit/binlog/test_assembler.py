@@ -344,8 +344,8 @@ def test_large_rows_events_kept_as_their_bytes_decode_as_in_place():
     """raw_from (the reader process): a rows event of at least that many bytes stays
     RawRows (weighed by its size against the streaming threshold); expanded, it gives
     the row changes decoding it in place gives; a smaller one is decoded."""
-    from applier.binlog.assembler import expand
     from applier.binlog.events import RawRows, units
+    from applier.binlog.rows.rowchanges import expand
 
     events = [gtid(100, U1), query(150, "BEGIN"), _many_rows(200, range(100)),
               _many_rows(250, [7]), ev(et.XID, 300)]
@@ -366,7 +366,7 @@ def test_large_rows_events_kept_as_their_bytes_decode_as_in_place():
 
 
 def test_a_raw_rows_event_that_does_not_decode_names_its_table_and_place():
-    from applier.binlog.assembler import expand
+    from applier.binlog.rows.rowchanges import expand
 
     asm = Assembler(_one_int_table())
     asm.raw_from = 10

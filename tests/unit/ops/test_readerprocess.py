@@ -199,8 +199,8 @@ def test_encoder_sends_each_table_once_and_forgets_them_together():
 
 
 def test_raw_rows_cross_as_bytes_and_an_undecodable_one_raises_after_what_came_before():
-    from applier.binlog.assembler import expand
     from applier.binlog.events import RawRows
+    from applier.binlog.rows.rowchanges import expand
     from applier.binlog.rows.rowimage import TableCodecs
     from applier.core.coltypes import LONG, ColumnCodec
     from applier.ops.readerprocess import RAW_FROM
