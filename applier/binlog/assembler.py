@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 
 from applier.binlog import eventtypes as et
-from applier.binlog.events import RawRows, RowChange, Statement, Transaction
+from applier.binlog.events import WIRE_FROM, RawRows, RowChange, RowsWire, Statement, Transaction
 from applier.binlog.redact import Redacted
 from applier.binlog.rows.rowchanges import decode_rows
 from applier.binlog.tablemaps import tablemapwire
@@ -92,6 +92,10 @@ class Assembler:
         self.filter_answers: dict[tuple[str, str], bool] = {}  # table_filter's, per table
         self._handlers = self._dispatch(handled)
         self._post_header = dict(_POST_HEADER)  # as the last FORMAT_DESCRIPTION declares
+        # the last FORMAT_DESCRIPTION's and each table map's bytes, for the RowsWire of a
+        # large rows event (a target of the same flavour may apply it as it came)
+        self.fde = b""
+        self.map_events: dict[int, WireEvent] = {}
 
     def _dispatch(self, handled: frozenset[int]) -> dict[int, Callable]:
         """Event type -> the method that takes it, for the types in `handled`."""
@@ -133,10 +137,12 @@ class Assembler:
                                      f"{self._at(ev)}: {exc}") from exc
         if ev.timestamp != 0:  # a real rotation: table ids may be reused
             self.src.tables.clear()
+            self.map_events.clear()
         return []
 
     def _format_description(self, ev: WireEvent) -> list[Transaction]:
         self.factory.format_description(ev.lib)
+        self.fde = ev.raw()
         self._post_header = {t: self.factory.post_header_len(t, default)
                              for t, default in _POST_HEADER.items()}
         return []
@@ -216,6 +222,7 @@ class Assembler:
         mariadb = ev.mariadb
         try:
             table_id = tablemapwire.table_id(body, post_header)
+            self.map_events[table_id] = ev
             built = self.table_maps.get(table_id, body, post_header, mariadb)
             if built is not None:
                 self.src.tables[table_id] = built
@@ -247,16 +254,26 @@ class Assembler:
         self.open = True
         flt = self.src.table_filter
         if flt is None or self._accepts(flt, table.schema, table.table):
+            wire = self._wire(ev, table_id) if len(body) >= WIRE_FROM else None
             if self.raw_from is not None and len(body) >= self.raw_from:
-                raw = RawRows(ev.type_code, table, codecs, body, self._at(ev))
+                raw = RawRows(ev.type_code, table, codecs, body, self._at(ev), wire)
                 self.changes.append(raw)
                 self.raw_units += raw.units - 1
             else:
                 self.changes.extend(decode_rows(ev.type_code, table, codecs, body,
-                                                lambda: self._at(ev)))
+                                                lambda: self._at(ev), wire))
         if len(self.changes) + self.raw_units > self.stream_rows and self._should_stream():
             return [self._stream(ev)]
         return []
+
+    def _wire(self, ev: WireEvent, table_id: int) -> RowsWire | None:
+        """The rows event's bytes with its table map's and the FORMAT_DESCRIPTION's."""
+        table_map = self.map_events.get(table_id)
+        if table_map is None or not self.fde:
+            return None
+        head = wireevent.HEADER.pack(ev.timestamp, ev.type_code, ev.server_id, ev.size,
+                                     ev.log_pos, ev.flags)
+        return RowsWire(self.fde, table_map.raw(), head, ev.body)
 
     def _accepts(self, flt: Callable[[str, str], bool], schema: str, table: str) -> bool:
         """flt(schema, table), asked once per table: a stream's filter does not change

@@ -19,6 +19,24 @@ RELAXED_UNIQUE_CHECKS = 0x0004
 CHECK_FLAGS = NO_FOREIGN_KEY_CHECKS | RELAXED_UNIQUE_CHECKS
 
 
+class RowsWire(NamedTuple):
+    """A rows event's own bytes, with those it is read under: what a target of the same
+    flavour applies through its own row applier (a BINLOG statement:
+    applier.apply.rows.binlogtext). Each event from its common header on, as it came,
+    without the footer a checksummed file adds (the FORMAT_DESCRIPTION as it came whole:
+    its last 5 bytes are the file's checksum algorithm and a checksum field). Kept for
+    rows events of at least `WIRE_FROM` bytes; every row change of the event holds the
+    same object (``RowChange.wire``)."""
+
+    fde: bytes  # the FORMAT_DESCRIPTION the event was read under
+    table_map: bytes  # the event's table map
+    head: bytes  # the rows event's common header (19 bytes)
+    body: bytes  # the rows event's body
+
+
+WIRE_FROM = 2048  # rows events of at least this many bytes keep their RowsWire
+
+
 class RowChange(NamedTuple):
     """One row of a rows event. kind is 'insert', 'update' or 'delete'. (A named tuple:
     one is made per row, and a frozen dataclass costs several times more to make.)"""
@@ -29,6 +47,9 @@ class RowChange(NamedTuple):
     after: RowImage | None  # insert, update
     # the rows event's NO_FOREIGN_KEY_CHECKS / RELAXED_UNIQUE_CHECKS flags (0: checks on)
     checks_off: int = 0
+    # the rows event's bytes when it is large (RowsWire; None: a small event or rows
+    # made here, as a commit group's merge or a seed's replay makes them)
+    wire: RowsWire | None = None
 
 
 RAW_BYTES_PER_UNIT = 64  # a RawRows counts as one row change per this many bytes
@@ -45,6 +66,7 @@ class RawRows(NamedTuple):
     codecs: tuple
     body: bytes
     where: str
+    wire: RowsWire | None = None  # the event's bytes (its body is ``body``)
 
     @property
     def units(self) -> int:

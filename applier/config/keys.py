@@ -49,6 +49,7 @@ KEYS: dict[str, dict[str, tuple[Check, str]]] = {
         "parallel_workers": (validate.integer(1, 64), "parallel_workers = 1"),
         "parallel_mode": (validate.choice("adaptive", "always"), 'parallel_mode = "adaptive"'),
         "reader": (validate.choice("process", "thread"), 'reader = "process"'),
+        "binlog_statements": (validate.choice("auto", "never"), 'binlog_statements = "auto"'),
         "transaction_retries": (validate.integer(0, 100000), "transaction_retries = 10"),
         "rewrite_db": (tablenames.rewrite_db, 'rewrite_db = ["shop->shop_v2"]'),
     },

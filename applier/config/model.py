@@ -79,6 +79,10 @@ class ReplicationConfig:
     # where the binlog is read and decoded while transactions are applied: "process" (a
     # process of its own: applier.ops.readerprocess) or "thread" (the daemon's)
     reader: str = "process"
+    # "auto": large rows events of tables the same on both sides applied by the target's
+    # own row applier (BINLOG statements: applier.apply.transactions.serverrows) where
+    # the target allows it; "never": always SQL statements
+    binlog_statements: str = "auto"
     # a transaction that lost a row lock (1205 lock wait timeout, 1213 deadlock) is rolled
     # back and applied again in place this many times, as replica_transaction_retries
     transaction_retries: int = 10

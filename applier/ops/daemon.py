@@ -26,6 +26,7 @@ from applier.apply.target.session import session_error
 from applier.apply.transactions import adaptive, parallel
 from applier.apply.transactions.commitgroup import CommitGroup, GroupLimits, joins_group
 from applier.apply.transactions.options import ApplyOptions
+from applier.apply.transactions.serverrows import BinlogRoute
 from applier.apply.transactions.transaction import TransactionApplier
 from applier.binlog.stream import BinlogSource
 from applier.config import Config
@@ -102,7 +103,8 @@ class Daemon(Reporting):
                                source_columns=SourceColumns(config.source),
                                keep_source_gtids=r.keep_source_gtids,
                                transaction_retries=r.transaction_retries,
-                               names=config.names)
+                               names=config.names,
+                               binlog=BinlogRoute(r.binlog_statements == "auto"))
 
     # -- signals ------------------------------------------------------------------------
     def _on_signal(self, signum, frame) -> None:

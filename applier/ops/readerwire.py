@@ -10,8 +10,9 @@ in its wire form:
     pickling named tuples, with a callback per pickled object, cost 18 us per row on
     bench_catchup's rows (bench/RESULTS.md, "Issue 34, fourth session");
   * a RawRows (a large rows event kept as its bytes by the child's assembler) as
-    ("raw", type code, number of its table and codecs, body, place), decoded here by
-    the assembler's own code: C decoding costs less than pickling decoded values;
+    ("raw", type code, number of its table and codecs, body, place, its RowsWire but
+    the body or None), decoded here by the assembler's own code: C decoding costs less
+    than pickling decoded values;
   * an error as (ERROR, exception, its cause), each one that pickles (else the nearest
     applier error with its message);
   * the pipeline's HEARTBEAT marker as a kind of its own; everything else as it is.
@@ -22,7 +23,7 @@ from __future__ import annotations
 import pickle
 from collections.abc import Iterator
 
-from applier.binlog.events import RawRows, RowChange, Transaction
+from applier.binlog.events import RawRows, RowChange, RowsWire, Transaction
 from applier.binlog.rows.rowchanges import expand
 from applier.binlog.rows.rowimage import TableCodecs
 from applier.core.types import SourceTable
@@ -99,7 +100,9 @@ class Encoder:
                 hit = numbers.get(id(c.codecs))
                 n = hit[0] if hit is not None else number(
                     (c.table, tuple(c.codecs)), c.codecs)  # a plain tuple: no cache in it
-                out.append((_RAW, c.type_code, n, c.body, c.where))
+                wire = c.wire  # its bytes but the body, which crosses once
+                out.append((_RAW, c.type_code, n, c.body, c.where,
+                            None if wire is None else wire[:3]))
             else:  # a Statement: as it is
                 out.append(c)
         return out
@@ -163,9 +166,10 @@ class Decoder:
                 out.append(c)
             elif c[0] == _RAW:
                 table, codecs = tables[c[2]]
-                out.extend(expand(RawRows(c[1], table, codecs, c[3], c[4])))
+                wire = None if c[5] is None else RowsWire(*c[5], c[3])
+                out.extend(expand(RawRows(c[1], table, codecs, c[3], c[4], wire)))
             else:
-                out.append(new(RowChange, (c[0], tables[c[1]], c[2], c[3], c[4])))
+                out.append(new(RowChange, (c[0], tables[c[1]], c[2], c[3], c[4], None)))
         return out
 
 

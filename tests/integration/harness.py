@@ -123,6 +123,8 @@ class Replica:
         status = daemon.run()
         self.last_error = daemon.live.last_error
         self.live = daemon.live
+        # row changes the target's own row applier applied (BINLOG statements)
+        self.binlog_rows = daemon.options.binlog.rows
         return status
 
     def checkpoint(self) -> tuple | None:

@@ -9,7 +9,7 @@ from types import NoneType
 
 from applier.apply.rows import lookup
 from applier.apply.rows.plans import TablePlan
-from applier.binlog.events import RowChange, Statement
+from applier.binlog.events import RowChange
 from applier.core.types import BINARY, INTEGER
 
 try:  # built by setup.py; without a C compiler the same question is asked in Python
@@ -22,12 +22,13 @@ BATCH_ROWS = 1000  # rows per statement at most (and per group of a streamed tra
 
 def groups(changes):
     """Consecutive row changes of one table, kind and rows-event check flags (at most
-    BATCH_ROWS: a streamed transaction is held a batch at a time), and statements on
-    their own. (Changes applied with foreign or unique checks off never share a
-    statement with changes applied with them on.)"""
+    BATCH_ROWS: a streamed transaction is held a batch at a time), and statements (and
+    whatever else is not a RowChange: a BinlogRun) on their own. (Changes applied with
+    foreign or unique checks off never share a statement with changes applied with them
+    on.)"""
     group: list[RowChange] = []
     for change in changes:
-        if isinstance(change, Statement):
+        if type(change) is not RowChange:  # a Statement, a BinlogRun
             if group:
                 yield group
                 group = []

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from applier.apply.rows.sourcetypes import ReadDeclared
+from applier.apply.transactions.serverrows import BinlogRoute
 from applier.core.conversions import Mode
 from applier.core.renames import Renames
 
@@ -46,3 +47,6 @@ class ApplyOptions:
     # [verify]: makes each target connection's Staging (applier.verify.intake): its
     # groups of converted rows written, handed over when it commits
     observe: Callable | None = field(default=None, compare=False, hash=False)
+    # large rows events of identical tables applied as BINLOG statements
+    # (applier.apply.transactions.serverrows); None: never
+    binlog: BinlogRoute | None = field(default=None, compare=False, hash=False)

@@ -25,7 +25,7 @@ from applier.apply.rows.plancache import PlanCache
 from applier.apply.rows.plans import TablePlan
 from applier.apply.rows.rowwriter import RowWriter
 from applier.apply.rows.sourcetypes import SourceTypes
-from applier.apply.target import versioning
+from applier.apply.target import triggers, versioning
 from applier.apply.target.errorcontext import ErrorContext
 from applier.apply.target.executor import Executor, SessionExecutor
 from applier.apply.target.inflight import PIPELINE_DEPTH, must_succeed
@@ -36,6 +36,7 @@ from applier.apply.transactions import groupmerge
 from applier.apply.transactions.keptgtids import KeptGtids
 from applier.apply.transactions.lockretry import LockRetries
 from applier.apply.transactions.options import ApplyOptions, Totals  # noqa: F401 (the door seed/ uses)
+from applier.apply.transactions.serverrows import BinlogRun, ServerRows
 from applier.apply.transactions.writeset import WriteSets
 from applier.binlog.events import RowChange, Statement, Transaction
 from applier.convert.rows import convert_rows
@@ -93,6 +94,12 @@ class TransactionApplier:
         # source GTIDs kept: one source transaction per target transaction, apply() only
         self.kept = KeptGtids(conn) if options.keep_source_gtids else None
         self.skipped = False  # the last transaction apply() was given was skipped
+        # large rows events of identical tables as BINLOG statements (serverrows.py)
+        route = options.binlog
+        self.server_rows = None if (
+            route is None or not route.enabled or options.idempotent or self.staging
+            or options.keep_source_gtids) else ServerRows(
+                route, conn, executor.max_packet, self.table_plan, self._not_for_server)
         if self.kept is not None:
             self.statements.before_execute = self.kept.before_statement
 
@@ -251,6 +258,8 @@ class TransactionApplier:
             self.checks.set(ex, batch[0].checks_off)
             self._rows(batch, last)
         self.checks.set(ex, 0)
+        if self.server_rows is not None:
+            self.server_rows.fresh = False
         return lookups
 
     # -- the parts ----------------------------------------------------------------------
@@ -268,8 +277,12 @@ class TransactionApplier:
         self.writer.lookups = lookups = Counter()
         self.versioning.forget_transaction()
         ex = self.executor
-        for group in batching.groups(txn.changes):
-            if isinstance(group, Statement):
+        server = self.server_rows
+        changes = txn.changes if server is None else server.runs(txn.changes)
+        for group in batching.groups(changes):
+            if type(group) is BinlogRun:
+                applied += server.apply(ex, group, lambda c: self._sql_rows(c, txn))
+            elif isinstance(group, Statement):
                 self.checks.set(ex, 0)
                 ex.drain()
                 self.context.statement()
@@ -283,8 +296,28 @@ class TransactionApplier:
                     self.kept.before_rows(ex)
                 self.checks.set(ex, group[0].checks_off)
                 applied += self._rows(group, txn)
+            if server is not None:
+                server.fresh = False
         self.checks.set(ex, 0)
         return applied, lookups
+
+    def _sql_rows(self, changes: list[RowChange], txn: Transaction) -> int:
+        """A BinlogRun's row changes through SQL, as ``_write`` applies them."""
+        applied = 0
+        for group in batching.groups(changes):
+            self.checks.set(self.executor, group[0].checks_off)
+            applied += self._rows(group, txn)
+        return applied
+
+    def _not_for_server(self, tp: TablePlan) -> str | None:
+        """What keeps a table's rows events from the target's own row applier besides
+        its definition (applier.apply.rows.binlogtext.why_not)."""
+        if self.versioning.period(tp) is not None:
+            return "system-versioned"
+        if self._options.target_triggers == triggers.FIRE and self.schemas.triggers(
+                tp.schema, tp.table):
+            return "its triggers fire"
+        return None
 
     def _commit(self, end: Position, gtids: list[str | None], transactions: int,
                 rows: int) -> None:
@@ -306,6 +339,8 @@ class TransactionApplier:
         self.checkpoint.executed = executed
         if self.staging is not None:  # committed: its rows to the validator, in order
             self.staging.committed()
+        if self.server_rows is not None:
+            self.server_rows.fresh = True
 
     def _skip(self, txn: Transaction) -> int:
         """A transaction the target executed already (keep_source_gtids): not applied;
@@ -341,6 +376,8 @@ class TransactionApplier:
     def _rollback(self) -> None:
         if self.staging is not None:
             self.staging.discard()
+        if self.server_rows is not None:
+            self.server_rows.fresh = True
         try:
             self.executor.rollback()
             if self.kept is not None:

@@ -1,0 +1,135 @@
+"""Rows events as a BINLOG statement, the text mysqlbinlog writes for them: the target's
+own row applier (the code its replica runs) applies the events of a table that is the
+same on both sides, from a client session. Pure: the statement's text, and whether a
+table plan and the source's server allow it (applier.apply.transactions.serverrows sends
+it and decides per session).
+
+What the servers do with such statements (MySQL 9.7 and MariaDB 10.11, measured by hand
+and kept by tests/integration/test_binlog_rows.py):
+
+  * a FORMAT_DESCRIPTION must come first in the session (else 1609). The one sent here
+    has its creation time 0 and the "binlog in use" flag cleared: the source's own
+    first FORMAT_DESCRIPTION would tell the server its source restarted;
+  * a rows event flagged STMT_END_F ends the statement and drops its table map: a rows
+    event after it in the same BINLOG statement is passed over *without an error*. So a
+    statement here is one table map and rows events of that table, the flag on the last
+    one only (`statement`; every event is rebuilt with its size and CRC32);
+  * a failed statement (1032 a row not found, 1062 a duplicate) undoes itself only; the
+    transaction goes on.
+"""
+
+from __future__ import annotations
+
+import base64
+import struct
+import zlib
+
+from applier.convert.converters import identity
+from applier.convert.decide import Decision
+
+HEADER = struct.Struct("<IBIIIH")  # timestamp, type, server_id, size, log_pos, flags
+HEADER_LEN = 19
+CRC_LEN = 4
+_IN_USE = 0x0001  # LOG_EVENT_BINLOG_IN_USE_F (common header flags)
+_STMT_END = 0x0001  # a rows event's STMT_END_F (its post-header's flags)
+_ROWS_FLAGS_AT = 6  # in a rows event's body: after the 6-byte table id
+_VERSION_AT, _VERSION_LEN = 2, 50  # in a FORMAT_DESCRIPTION's body
+_CREATED_AT = _VERSION_AT + _VERSION_LEN
+_FDE_MIN_BODY = _CREATED_AT + 4 + 1 + 1 + CRC_LEN  # ... header length, one length, alg
+
+
+class BinlogTextError(ValueError):
+    """An event's bytes do not add up to what its header says."""
+
+
+class FormatDescription:
+    """The FORMAT_DESCRIPTION the source's events were read under, as it is sent
+    (``event``), whether events after it carry a CRC32 (``crc``) and the source's
+    server version (``server``). ``raw``: the bytes it was made from (its identity)."""
+
+    __slots__ = ("raw", "event", "crc", "server")
+
+    def __init__(self, raw: bytes):
+        if len(raw) < HEADER_LEN + _FDE_MIN_BODY:
+            raise BinlogTextError(f"FORMAT_DESCRIPTION of {len(raw)} bytes is too short")
+        size = HEADER.unpack_from(raw)[3]
+        if not HEADER_LEN + _FDE_MIN_BODY <= size <= len(raw) + CRC_LEN:
+            raise BinlogTextError(f"FORMAT_DESCRIPTION of {len(raw)} bytes says it has {size}")
+        self.raw = raw
+        body = bytearray(raw[:size - CRC_LEN])  # through the checksum algorithm's byte
+        ts, type_code, server_id, _, log_pos, flags = HEADER.unpack_from(body)
+        HEADER.pack_into(body, 0, ts, type_code, server_id, size, log_pos, flags & ~_IN_USE)
+        struct.pack_into("<I", body, HEADER_LEN + _CREATED_AT, 0)
+        self.crc = body[-1] == 1  # the algorithm: 1 CRC32, 0 none
+        self.event = bytes(body) + struct.pack("<I", zlib.crc32(body))
+        version = raw[HEADER_LEN + _VERSION_AT:HEADER_LEN + _CREATED_AT]
+        self.server = version.split(b"\0", 1)[0].decode("ascii", "replace")
+
+    def rebuilt(self, head: bytes, body: bytes, flags: int | None = None) -> bytes:
+        """An event from its header and body: its size for the body, a CRC32 when the
+        format says so; ``flags``: the rows event's post-header flags replaced."""
+        if flags is not None:
+            body = body[:_ROWS_FLAGS_AT] + struct.pack("<H", flags) + body[_ROWS_FLAGS_AT + 2:]
+        ts, type_code, server_id, _, log_pos, hflags = HEADER.unpack_from(head)
+        size = HEADER_LEN + len(body) + (CRC_LEN if self.crc else 0)
+        event = HEADER.pack(ts, type_code, server_id, size, log_pos, hflags) + body
+        return event + struct.pack("<I", zlib.crc32(event)) if self.crc else event
+
+
+def rows_flags(body: bytes) -> int:
+    """A rows event's post-header flags."""
+    if len(body) < _ROWS_FLAGS_AT + 2:
+        raise BinlogTextError(f"rows event body of {len(body)} bytes is too short")
+    return struct.unpack_from("<H", body, _ROWS_FLAGS_AT)[0]
+
+
+def statement(fde: FormatDescription, table_map: bytes,
+              rows: list[tuple[bytes, bytes]]) -> str:
+    """``BINLOG '...'``: the table map (an event from its header on, no checksum) and
+    the rows events (header, body) of its table, STMT_END_F on the last one only."""
+    if not rows:
+        raise BinlogTextError("a BINLOG statement without rows events")
+    parts = [fde.rebuilt(table_map[:HEADER_LEN], table_map[HEADER_LEN:])]
+    last = len(rows) - 1
+    for i, (head, body) in enumerate(rows):
+        flags = rows_flags(body)
+        parts.append(fde.rebuilt(head, body, flags | _STMT_END if i == last
+                                 else flags & ~_STMT_END))
+    return text(parts)
+
+
+def text(events: list[bytes]) -> str:
+    """The BINLOG statement carrying these events (each whole, as the server reads it)."""
+    return "BINLOG '" + base64.b64encode(b"".join(events)).decode("ascii") + "'"
+
+
+def size_of(rows_bytes: int) -> int:
+    """The length of a BINLOG statement carrying events of so many bytes in all."""
+    return 10 + (rows_bytes + 2) // 3 * 4
+
+
+def why_not(tp) -> str | None:
+    """Why the server's row applier could not apply this table's rows events as the
+    applier would (a TablePlan: applier.apply.rows.plans), or None: same schema and
+    table names, the same columns in the same order with the same names, identical
+    types (no conversion), none generated, extra, missing or dropped. (The server maps
+    a rows event's columns by position and converts by its own settings.)"""
+    m = tp.mapping
+    src, tgt = m.source, m.target
+    if (src.schema, src.table) != (tgt.schema, tgt.table):
+        return "the target table has another name"
+    if not src.has_names:
+        return "the table map has no column names"
+    if m.extra_target or m.missing_on_target or m.generated_on_target or m.dropped:
+        return "the target has other columns"
+    if len(src.columns) != len(tgt.columns) or len(m.pairs) != len(src.columns):
+        return "the target has other columns"
+    for i, p in enumerate(m.pairs):
+        s, t = p.source, p.target
+        if s.index != i or tgt.columns[i] is not t or s.name.lower() != t.name.lower():
+            return f"column {t.name} is elsewhere on the target"
+        if p.decision is not Decision.IDENTICAL or p.convert is not identity:
+            return f"column {t.name} is converted"
+        if s.type.charset != t.type.charset:
+            return f"column {t.name} has another character set"
+    return None

@@ -1,0 +1,221 @@
+"""Large rows events of tables that are the same on both sides, applied by the target's
+own row applier: a BINLOG statement (applier.apply.rows.binlogtext) per run of
+consecutive events of one table, in the transaction the applier has open. The server
+applies row images from events without parsing SQL (bench/RESULTS.md, "Issue 34,
+seventh session": the target's time for the applier's SQL was its floor).
+
+Used only where the result is the applier's own: `[replication] binlog_statements =
+"auto"`, the source and the target of one flavour and the target's version at least the
+source's, STRICT (not IDEMPOTENT), no [verify], no keep_source_gtids, and per table
+(`binlogtext.why_not`) the same names, columns, order and types, no trigger to fire, not
+system-versioned. Everything else, and every small event, goes through SQL.
+
+Per session: the source's FORMAT_DESCRIPTION is sent once (again when it changes). On
+MySQL it may be sent only outside a transaction and leaves ``gtid_next`` undetermined, so
+it is sent at the start of a target transaction and followed by ``SET gtid_next =
+AUTOMATIC``; a run that meets a session not ready mid-transaction goes through SQL.
+
+A BINLOG statement that fails undoes itself only (both flavours): its row changes then
+go through SQL in the same transaction, which names the row (1032, 1062) as always, or
+applies them; a failure SQL does not share (a privilege: MySQL BINLOG_ADMIN and a
+session variable's, MariaDB BINLOG REPLAY) turns the way off for the daemon's run
+(``BinlogRoute.off``, logged once). Lock conflicts and lost connections are raised as
+they are (retried as always).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator
+
+from applier.apply.rows import binlogtext
+from applier.apply.rows.binlogtext import FormatDescription
+from applier.binlog.events import RowChange, RowsWire
+from applier.connection.flavor import MARIADB, flavor_of, version_number
+from applier.errors import TransientError
+from applier.server_codes import error_code
+
+log = logging.getLogger(__name__)
+
+RUN_BYTES = 4 << 20  # the rows events of one BINLOG statement at most (bytes)
+_RAISED = frozenset({1205, 1213})  # lock conflicts: retried as always, never redone
+
+
+class BinlogRoute:
+    """Shared by every applier of a daemon (ApplyOptions.binlog): whether the way is
+    configured (``enabled``), why it was turned off in this run (``off``), and the row
+    changes it applied (``rows``)."""
+
+    def __init__(self, enabled: bool = True):
+        self.enabled = enabled
+        self.off: str | None = None
+        self.rows = 0
+
+    @property
+    def usable(self) -> bool:
+        return self.enabled and self.off is None
+
+    def turn_off(self, reason: str) -> None:
+        if self.off is None:
+            self.off = reason
+            log.warning("rows events are applied through SQL statements from now on: %s",
+                        reason)
+
+
+class BinlogRun:
+    """Consecutive large rows events of one table map, their row changes kept (for SQL
+    when the statement cannot be used)."""
+
+    __slots__ = ("fde", "table_map", "events", "changes", "size")
+
+    def __init__(self, wire: RowsWire):
+        self.fde = wire.fde
+        self.table_map = wire.table_map
+        self.events: list[RowsWire] = [wire]
+        self.changes: list[RowChange] = []
+        self.size = len(wire.body)
+
+    def takes(self, wire: RowsWire, limit: int) -> bool:
+        return (wire.table_map == self.table_map and wire.fde == self.fde
+                and self.size + len(wire.body) <= limit)
+
+    def add(self, wire: RowsWire) -> None:
+        self.events.append(wire)
+        self.size += len(wire.body)
+
+
+class ServerRows:
+    """The way for one target connection. ``plan_of(table)``: a source table's plan;
+    ``why_not(plan)``: what else keeps its rows from the way (triggers to fire, system
+    versioning), or None."""
+
+    def __init__(self, route: BinlogRoute, conn, max_packet: int,
+                 plan_of: Callable[[object], object],
+                 why_not: Callable[[object], str | None]):
+        self.route = route
+        self.plan_of = plan_of
+        self.why_not = why_not
+        self._plans: dict[int, tuple[object, bool]] = {}  # id(plan) -> (plan, eligible)
+        self.flavor = flavor_of(conn)
+        self.version = version_number(conn)
+        self.limit = min(RUN_BYTES, (max_packet - 1024) * 3 // 4 - 64)
+        self.sent: FormatDescription | None = None  # the session's FORMAT_DESCRIPTION
+        self.fresh = True  # nothing written in the target transaction yet
+        self._formats: dict[bytes, FormatDescription | None] = {}
+
+    # -- which changes ------------------------------------------------------------------
+    def runs(self, changes) -> Iterator:
+        """``changes`` with the row changes of large events of eligible tables gathered
+        into BinlogRuns (each a whole event or more); everything else as it comes."""
+        run: BinlogRun | None = None
+        last: RowsWire | None = None  # the event whose changes are being gathered
+        limit = self.limit
+        for c in changes:
+            wire = c.wire if type(c) is RowChange else None
+            if wire is not None:
+                if wire is last:
+                    run.changes.append(c)
+                    continue
+                if self._format(wire) is not None and len(wire.body) <= limit \
+                        and self.eligible(c.table):
+                    if run is not None and run.takes(wire, limit):
+                        run.add(wire)
+                    else:
+                        if run is not None:
+                            yield run
+                        run = BinlogRun(wire)
+                    run.changes.append(c)
+                    last = wire
+                    continue
+            if run is not None:
+                yield run
+                run, last = None, None
+            yield c
+        if run is not None:
+            yield run
+
+    def eligible(self, table) -> bool:
+        """Whether the table's rows may take the way (asked once per plan)."""
+        tp = self.plan_of(table)
+        hit = self._plans.get(id(tp))
+        if hit is None or hit[0] is not tp:
+            why = binlogtext.why_not(tp) or self.why_not(tp)
+            if why is not None:
+                log.debug("rows of %s through SQL: %s", table.qualified, why)
+            if len(self._plans) > 1000:
+                self._plans.clear()
+            hit = self._plans[id(tp)] = (tp, why is None)
+        return hit[1]
+
+    def _format(self, wire: RowsWire) -> FormatDescription | None:
+        """The event's FORMAT_DESCRIPTION when its source server is of the target's flavour
+        and not newer (else None: SQL)."""
+        raw = wire.fde
+        if raw in self._formats:
+            return self._formats[raw]
+        try:
+            fde = FormatDescription(raw)
+        except binlogtext.BinlogTextError as exc:
+            log.debug("rows events through SQL: %s", exc)
+            fde = None
+        if fde is not None and (flavor_of(fde.server) != self.flavor
+                                or version_number(fde.server) > self.version):
+            fde = None
+        if len(self._formats) > 16:
+            self._formats.clear()
+        self._formats[raw] = fde
+        return fde
+
+    # -- applying -----------------------------------------------------------------------
+    def apply(self, ex, run: BinlogRun, by_sql: Callable[[list[RowChange]], int]) -> int:
+        """Apply the run in the open transaction: a BINLOG statement, else ``by_sql`` of
+        its changes (also after a statement that failed). The row changes applied."""
+        fde = self._formats.get(run.fde)
+        if fde is None or not self.route.usable or not self._ready(ex, fde):
+            return by_sql(run.changes)
+        text = binlogtext.statement(fde, run.table_map,
+                                    [(w.head, w.body) for w in run.events])
+        ex.drain()
+        try:
+            ex.execute(text)
+        except Exception as exc:
+            code = error_code(exc)
+            if code in _RAISED or not 0 < code < 2000:
+                raise
+            applied = by_sql(run.changes)  # names the row, or applies it
+            self.route.turn_off(f"a BINLOG statement failed where SQL did not: {exc}")
+            return applied
+        self.route.rows += len(run.changes)
+        return len(run.changes)
+
+    def _ready(self, ex, fde: FormatDescription) -> bool:
+        """The session has read ``fde`` (sent now when it may be)."""
+        if self.sent is not None and self.sent.raw == fde.raw:
+            return True
+        mysql = self.flavor != MARIADB
+        if mysql and not self.fresh:
+            return False  # outside a transaction only: at the next one
+        ex.drain()
+        if mysql:
+            ex.commit()  # ends a read the definitions began (nothing is written yet)
+        try:
+            ex.execute(binlogtext.text([fde.event]))
+        except Exception as exc:
+            code = error_code(exc)
+            if not 0 < code < 2000:
+                raise
+            self.route.turn_off(f"the target refused a BINLOG statement ({exc}); grant "
+                                f"{'BINLOG REPLAY' if not mysql else 'BINLOG_ADMIN'} to "
+                                "the applier's user for the faster way")
+            return False
+        if mysql:
+            try:
+                ex.execute("SET SESSION gtid_next = 'AUTOMATIC'")
+            except Exception as exc:
+                self.route.turn_off(f"the target refused SET gtid_next ({exc}); grant "
+                                    "SESSION_VARIABLES_ADMIN to the applier's user for "
+                                    "the faster way")
+                raise TransientError("the target session is left undetermined by a "
+                                     f"FORMAT_DESCRIPTION: reconnecting ({exc})") from exc
+        self.sent = fde
+        return True
