@@ -142,6 +142,9 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+LAST: dict[str, int] = {}  # of the last ``ours`` run: row changes sent as BINLOG statements
+
+
 def ours(src_cfg, tgt_cfg, start, state: Path, profile: bool, overlap: bool = True,
          dump: str | None = None, more=None, tune_gc: bool = True,
          **replication) -> tuple[float, int, str, float]:
@@ -169,6 +172,7 @@ def ours(src_cfg, tgt_cfg, start, state: Path, profile: bool, overlap: bool = Tr
             prof.disable()
     elapsed = time.perf_counter() - t0
     cpu = time.process_time() + _children_cpu() - cpu0  # the reader process's too
+    LAST["binlog_rows"] = daemon.options.binlog.rows
     top = ""
     if prof:
         out = io.StringIO()
@@ -197,9 +201,10 @@ def main() -> None:
                          " applier runs of --appliers: its reader process, thread), every"
                          " result checked; each round's ratios, then the medians")
     ap.add_argument("--appliers", default="process,thread", metavar="LIST",
-                    help="with --rounds: the applier runs of each round, READER[:N[always]]"
-                         " (reader process or thread, parallel_workers N, parallel_mode"
-                         " adaptive or always), e.g. process,thread,thread:2always")
+                    help="with --rounds: the applier runs of each round,"
+                         " READER[:N[always]][/sql] (reader process or thread,"
+                         " parallel_workers N, parallel_mode adaptive or always; /sql:"
+                         " binlog_statements never), e.g. process,process/sql,thread:2always")
     ap.add_argument("--keep", action="store_true",
                     help="leave the sandbox up with its workload (for --reuse)")
     ap.add_argument("--reuse", action="store_true",
@@ -313,11 +318,13 @@ def _settled(target, want, seconds: float = 30) -> None:
 
 
 def _applier_run(spec: str) -> dict:
-    """--appliers item READER[:N[always]] as ``ours``'s [replication] keys."""
+    """--appliers item READER[:N[always]][/sql] as ``ours``'s [replication] keys (/sql:
+    binlog_statements = "never", every row through SQL statements)."""
+    spec, sql, _ = spec.partition("/sql")
     reader, _, workers = spec.partition(":")
     if reader not in ("process", "thread"):
         raise SystemExit(f"--appliers: {spec!r}: the reader is process or thread")
-    keys = {"reader": reader}
+    keys = {"reader": reader, "binlog_statements": "never" if sql else "auto"}
     if workers:
         always = workers.endswith("always")
         keys.update(parallel_workers=int(workers.removesuffix("always")),
@@ -347,7 +354,8 @@ def _rounds(args, src_cfg, tgt_cfg, start, end, target, want, changes: int) -> N
                                  " differs from the source's")
             ratios[spec].append(t_native / t)
             cpus[spec].append(cpu)
-            line.append(f"{spec} {t:.2f} s (ratio {t_native / t:.3f}, CPU {cpu:.2f} s)")
+            line.append(f"{spec} {t:.2f} s (ratio {t_native / t:.3f}, CPU {cpu:.2f} s,"
+                        f" {LAST['binlog_rows']} rows by BINLOG)")
         print("; ".join(line), flush=True)
     for spec in specs:
         print(f"{args.flavor} {changes} row changes, applier {spec}: median ratio "

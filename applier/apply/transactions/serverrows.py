@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterator
 
 from applier.apply.rows import binlogtext
 from applier.apply.rows.binlogtext import FormatDescription
+from applier.apply.target.inflight import Replay
 from applier.binlog.events import RowChange, RowsWire
 from applier.connection.flavor import MARIADB, flavor_of, version_number
 from applier.errors import TransientError
@@ -173,20 +174,25 @@ class ServerRows:
         fde = self._formats.get(run.fde)
         if fde is None or not self.route.usable or not self._ready(ex, fde):
             return by_sql(run.changes)
-        text = binlogtext.statement(fde, run.table_map,
-                                    [(w.head, w.body) for w in run.events])
-        ex.drain()
-        try:
-            ex.execute(text)
-        except Exception as exc:
-            code = error_code(exc)
+        changes, route = run.changes, self.route
+
+        def done(query: str, error: Exception | None, count: int) -> None:
+            if error is None:
+                route.rows += len(changes)
+                return
+            code = error_code(error)
             if code in _RAISED or not 0 < code < 2000:
-                raise
-            applied = by_sql(run.changes)  # names the row, or applies it
-            self.route.turn_off(f"a BINLOG statement failed where SQL did not: {exc}")
-            return applied
-        self.route.rows += len(run.changes)
-        return len(run.changes)
+                raise error  # a lock conflict (retried), a lost connection
+            if ex.pipelined:  # statements after it are in flight: SQL cannot follow now
+                raise Replay(f"a BINLOG statement failed ({error}): applied again one by one")
+            by_sql(changes)  # names the row, or applies it (nothing else is in flight)
+            route.turn_off(f"a BINLOG statement failed where SQL did not: {error}")
+
+        # sent, its result read before the next statement goes out (or later, pipelined):
+        # the next run is gathered while the server applies this one
+        ex.send(binlogtext.statement(run.table_map, [(w.head, w.body) for w in run.events]),
+                done)
+        return len(changes)
 
     def _ready(self, ex, fde: FormatDescription) -> bool:
         """The session has read ``fde`` (sent now when it may be)."""
