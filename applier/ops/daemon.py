@@ -104,7 +104,9 @@ class Daemon(Reporting):
                                keep_source_gtids=r.keep_source_gtids,
                                transaction_retries=r.transaction_retries,
                                names=config.names,
-                               binlog=BinlogRoute(r.binlog_statements == "auto"))
+                               binlog=BinlogRoute(r.binlog_statements == "auto",
+                                                  _binlog_off(r)))
+        self.live.binlog = self.options.binlog
 
     # -- signals ------------------------------------------------------------------------
     def _on_signal(self, signum, frame) -> None:
@@ -336,6 +338,7 @@ class Daemon(Reporting):
         self.verifier = verify_wiring.start(self.cfg, self.metrics)
         if self.verifier is not None:
             self.options = replace(self.options, observe=self.verifier.staging)
+            self.options.binlog.off = "[verify] checks the rows SQL statements write"
             self.live.verify = self.verifier.status
 
     def _verify_stopped(self) -> None:
@@ -357,3 +360,12 @@ class Daemon(Reporting):
             self._heartbeat()
         else:
             pipeline.heartbeat()
+
+
+def _binlog_off(r) -> str | None:
+    """Why [replication] keeps rows events from BINLOG statements, or None."""
+    if r.exec_mode.upper() == "IDEMPOTENT":
+        return "exec_mode = IDEMPOTENT skips rows the target's row applier would stop at"
+    if r.keep_source_gtids:
+        return "keep_source_gtids commits under the source's GTIDs"
+    return None

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from applier.apply.rows.lookup import LOOKUP_KINDS
 from applier.apply.transactions.options import Totals
+from applier.apply.transactions.serverrows import BinlogRoute
 from applier.binlog.events import RowChange
 from applier.core.position import Position
 from applier.ops.received import Received
@@ -35,6 +36,8 @@ class LiveState:
     retry_attempt: int = 0
     transaction: str | None = None  # the one being applied: its GTID (or end), its table
     verify: Callable[[], dict] | None = None  # [verify]: its counts (applier.verify)
+    # large rows events applied as BINLOG statements (applier.apply.transactions.serverrows)
+    binlog: BinlogRoute | None = None
 
     def lag(self) -> int | None:
         """Seconds behind the source as SHOW REPLICA STATUS counts them: now minus the
@@ -99,6 +102,14 @@ class LiveState:
                      None) if isinstance(changes, list) else None
         self.transaction = f"{name} (table {table})" if table else name
 
+    def binlog_state(self) -> str:
+        """"auto" (large rows events of identical tables as BINLOG statements), "never"
+        (configured so), or "off: why" (turned off in this run)."""
+        route = self.binlog
+        if route is None or not route.enabled:
+            return "never"
+        return "auto" if route.off is None else f"off: {route.off}"
+
     def as_status(self) -> dict:
         pos = self.position
         return {
@@ -119,6 +130,8 @@ class LiveState:
             "rows_applied": self.totals.rows,
             "transactions_skipped": self.totals.skipped,
             "lookups": {k: self.totals.lookups.get(k, 0) for k in LOOKUP_KINDS},
+            "binlog_statements": self.binlog_state(),
+            "rows_by_binlog_statements": self.binlog.rows if self.binlog is not None else 0,
             "pid": os.getpid(),
             "updated_at": time.time(),
         } | (self.verify() if self.verify is not None else {})

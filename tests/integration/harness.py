@@ -200,6 +200,7 @@ def toml_config(cfg: Config) -> str:
             + f'column_mapping = "{r.column_mapping}"\nexec_mode = "{r.exec_mode}"\n' + rep
             + f"parallel_workers = {r.parallel_workers}\n"
             + f'parallel_mode = "{r.parallel_mode}"\nreader = "{r.reader}"\n'
+            + f'binlog_statements = "{r.binlog_statements}"\n'
             + f"transaction_retries = {r.transaction_retries}\n"
             + f"keep_source_gtids = {str(r.keep_source_gtids).lower()}\n"
             + (f"auto_position = {str(r.auto_position).lower()}\n"

@@ -5,7 +5,9 @@ events: in the inserts (many transactions, committed in groups) or inside the UP
 one target transaction (its batched UPDATE ... JOINs). Restarted, every row is there
 exactly once and the checkpoint moved with the data: a keyless target table (no key to
 absorb a repeated insert) holds each source row once, the keyed table equals the source,
-and a further start applies nothing more. Both flavours."""
+and a further start applies nothing more. Both flavours, the tables the same on both
+sides: the large rows events applied as BINLOG statements (binlog_statements = "auto",
+the target's Com_binlog counting them in the killed run) and as SQL ("never")."""
 
 from __future__ import annotations
 
@@ -54,11 +56,18 @@ def _workload(replica) -> None:
     replica.src("DELETE FROM bulk WHERE id % 4 = 1")
 
 
-def _kill_when(replica, tmp_path, reached) -> bool:
-    """Start the daemon in a child process and SIGKILL it once ``reached()`` (polled on the
-    target) is true; what ``reached`` saw last."""
+def _binlog_statements(replica) -> int:
+    """BINLOG statements the target has executed (its Com_binlog)."""
+    return int(replica.rows("SHOW GLOBAL STATUS LIKE 'Com_binlog'")[0][1])
+
+
+def _kill_when(replica, tmp_path, reached, binlog: str) -> bool:
+    """Start the daemon in a child process (``binlog``: its binlog_statements) and SIGKILL
+    it once ``reached()`` (polled on the target) is true; what ``reached`` saw last.
+    Checks that the killed run sent BINLOG statements exactly when ``binlog`` is auto."""
     config = tmp_path / "applier.toml"
-    config.write_text(toml_config(replica.config()))
+    config.write_text(toml_config(replica.config(binlog_statements=binlog)))
+    sent = _binlog_statements(replica)
     config.chmod(0o600)
     proc = subprocess.Popen([*APPLIER, "start", "--foreground", "--config", str(config)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -72,6 +81,8 @@ def _kill_when(replica, tmp_path, reached) -> bool:
     finally:
         if proc.poll() is None:
             proc.kill()
+    sent = _binlog_statements(replica) - sent
+    assert (sent > 0) == (binlog == "auto"), f"{sent} BINLOG statements ({binlog})"
     return seen
 
 
@@ -99,13 +110,15 @@ def _tables(replica):
     return replica.checkpoint()
 
 
-def test_kill_9_between_and_inside_the_bulk_insert_transactions(replica, tmp_path):
+@pytest.mark.parametrize("binlog", ["auto", "never"])
+def test_kill_9_between_and_inside_the_bulk_insert_transactions(replica, tmp_path, binlog):
     before = _tables(replica)
     _workload(replica)
     poll = _Uncommitted(replica)
     try:
         seen = _kill_when(replica, tmp_path,
-                          lambda: poll.count("SELECT COUNT(*) FROM bulk_log") >= ROWS // 3)
+                          lambda: poll.count("SELECT COUNT(*) FROM bulk_log") >= ROWS // 3,
+                          binlog)
     finally:
         poll.close()
     assert seen, "the kill must land while the inserts are applied"
@@ -115,14 +128,15 @@ def test_kill_9_between_and_inside_the_bulk_insert_transactions(replica, tmp_pat
     _exactly_once(replica, before)
 
 
-def test_kill_9_inside_the_large_update_event(replica, tmp_path):
+@pytest.mark.parametrize("binlog", ["auto", "never"])
+def test_kill_9_inside_the_large_update_event(replica, tmp_path, binlog):
     before = _tables(replica)
     _workload(replica)
     half = ROWS // 2
     updated = "SELECT COUNT(*) FROM bulk WHERE s LIKE '% updated'"
     poll = _Uncommitted(replica)
     try:
-        seen = _kill_when(replica, tmp_path, lambda: 0 < poll.count(updated) < half)
+        seen = _kill_when(replica, tmp_path, lambda: 0 < poll.count(updated) < half, binlog)
     finally:
         poll.close()
     assert seen, "the kill must land inside the UPDATE's target transaction"

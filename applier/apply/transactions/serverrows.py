@@ -47,9 +47,9 @@ class BinlogRoute:
     configured (``enabled``), why it was turned off in this run (``off``), and the row
     changes it applied (``rows``)."""
 
-    def __init__(self, enabled: bool = True):
+    def __init__(self, enabled: bool = True, off: str | None = None):
         self.enabled = enabled
-        self.off: str | None = None
+        self.off = off  # why not, from the start (an option) or since a failure
         self.rows = 0
 
     @property
