@@ -106,11 +106,6 @@ def text(events: list[bytes]) -> str:
     return "BINLOG '" + base64.b64encode(b"".join(events)).decode("ascii") + "'"
 
 
-def size_of(rows_bytes: int) -> int:
-    """The length of a BINLOG statement carrying events of so many bytes in all."""
-    return 10 + (rows_bytes + 2) // 3 * 4
-
-
 def why_not(tp) -> str | None:
     """Why the server's row applier could not apply this table's rows events as the
     applier would (a TablePlan: applier.apply.rows.plans), or None: same schema and

@@ -87,8 +87,8 @@ class BinlogRun:
 
 class ServerRows:
     """The way for one target connection. ``plan_of(table)``: a source table's plan;
-    ``why_not(plan)``: what else keeps its rows from the way (triggers to fire, system
-    versioning), or None."""
+    ``why_not(plan)``: what keeps its rows from the way (`binlogtext.why_not`, triggers
+    to fire, system versioning), or None."""
 
     def __init__(self, route: BinlogRoute, conn, max_packet: int,
                  plan_of: Callable[[object], object],
@@ -140,7 +140,7 @@ class ServerRows:
         tp = self.plan_of(table)
         hit = self._plans.get(id(tp))
         if hit is None or hit[0] is not tp:
-            why = binlogtext.why_not(tp) or self.why_not(tp)
+            why = self.why_not(tp)
             if why is not None:
                 log.debug("rows of %s through SQL: %s", table.qualified, why)
             if len(self._plans) > 1000:

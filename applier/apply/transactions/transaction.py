@@ -20,7 +20,7 @@ from collections import Counter
 
 from applier.apply.ddl.policy import DdlPolicy
 from applier.apply.ddl.statement import StatementApplier
-from applier.apply.rows import batching
+from applier.apply.rows import batching, binlogtext
 from applier.apply.rows.plancache import PlanCache
 from applier.apply.rows.plans import TablePlan
 from applier.apply.rows.rowwriter import RowWriter
@@ -310,8 +310,11 @@ class TransactionApplier:
         return applied
 
     def _not_for_server(self, tp: TablePlan) -> str | None:
-        """What keeps a table's rows events from the target's own row applier besides
-        its definition (applier.apply.rows.binlogtext.why_not)."""
+        """What keeps a table's rows events from the target's own row applier: its
+        definition (applier.apply.rows.binlogtext.why_not), versioning, triggers."""
+        why = binlogtext.why_not(tp)
+        if why is not None:
+            return why
         if self.versioning.period(tp) is not None:
             return "system-versioned"
         if self._options.target_triggers == triggers.FIRE and self.schemas.triggers(

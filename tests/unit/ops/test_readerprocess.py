@@ -239,3 +239,28 @@ def test_the_childs_log_records_reach_the_daemons_logging(caplog):
     assert [(r.name, r.levelname, r.getMessage()) for r in caplog.records
             if r.name == "applier.binlog.stream"] == [
         ("applier.binlog.stream", "WARNING", "reading from x:4")]
+
+
+def test_a_raw_rows_events_bytes_cross_with_it_once():
+    """A large rows event's RowsWire (its table map's and FORMAT_DESCRIPTION's bytes, for
+    a BINLOG statement) crosses beside its body, which is pickled once: every RowChange
+    decoded from it holds an equal RowsWire."""
+    from applier.binlog.events import RawRows, RowsWire
+    from applier.binlog.rows.rowchanges import expand
+    from applier.binlog.rows.rowimage import TableCodecs
+    from applier.core.coltypes import LONG, ColumnCodec
+
+    codecs = TableCodecs((ColumnCodec(LONG),))
+    rows = b"".join(b"\x00" + v.to_bytes(4, "little") for v in range(2000))
+    body = (7).to_bytes(6, "little") + b"\x01\x00\x02\x00\x01\x01" + rows
+    wire = RowsWire(b"fde" * 40, b"table map" * 10, bytes(range(19)), body)
+    raw = RawRows(30, TABLE, codecs, body, "at binlog.000001:400", wire)
+    enc, dec = Encoder(HEARTBEAT), Decoder(HEARTBEAT)
+    frames = enc.frames([(pipe.TXN, Transaction(Position("binlog.000001", 500), [raw]))])
+    assert len(frames[-1]) < len(body) + 1000  # the body once, not twice
+    for frame in frames[:-1]:
+        dec.items(frame)
+    _, txn = next(dec.items(frames[-1]))
+    assert len(txn.changes) == 2000 and txn.changes == expand(raw)
+    assert {c.wire for c in txn.changes} == {wire}
+    assert len({id(c.wire) for c in txn.changes}) == 1  # one object for the event
