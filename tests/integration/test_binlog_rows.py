@@ -7,9 +7,13 @@ sending nothing that way. Both flavours."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
+from applier.binlog.stream import library_rows
 from applier.errors import ExitStatus
+from tests.integration.harness import Replica, run_sql, source_now
 
 pytestmark = pytest.mark.integration
 
@@ -71,17 +75,65 @@ def test_a_row_missing_on_the_target_is_named_and_nothing_is_committed(replica):
     assert replica.rows("SELECT COUNT(*) FROM same_t WHERE id = 5000") == [(0,)]
 
 
-def test_rows_reach_the_target_binlog(replica):
-    """A consumer of the target's binlog (a further replica, CDC) sees the rows the BINLOG
-    statements applied, as rows events."""
-    replica.src(f"CREATE TABLE same_t ({COLUMNS})")
-    replica.tgt(f"CREATE TABLE same_t ({COLUMNS})")
-    if replica.rows("SELECT @@log_bin") != [(1,)]:
-        pytest.skip("the target has no binary log")
-    start = replica.rows("SHOW BINARY LOGS")[-1]
+def test_rows_reach_the_target_binlog_as_the_sources_rows_events(binlogged_pair, make_db,
+                                                                  schema_name, tmp_path):
+    """A consumer of the target's binlog (a further replica, CDC) reads the rows the BINLOG
+    statements applied as rows events, the same rows in the same order as the source's,
+    logged under the target's own server_id (what loop prevention relies on)."""
+    a, b = binlogged_pair
+    for server in binlogged_pair:
+        make_db(server, schema_name)
+        run_sql(server, f"CREATE TABLE same_t ({COLUMNS})", schema=schema_name)
+    replica = Replica(a.server_config(), b.server_config(), schema_name, tmp_path / "fwd",
+                      server_id=4310)
+    a_start, b_start = source_now(a.server_config()), source_now(b.server_config())
     _bulk(replica, "same_t", rows=2000)
     assert replica.catch_up() == ExitStatus.OK, replica.last_error
-    assert replica.binlog_rows > 0
-    events = replica.rows(f"SHOW BINLOG EVENTS IN '{start[0]}'")
-    kinds = {e[2] for e in events}
-    assert {"Write_rows", "Update_rows", "Delete_rows"} <= {k.split("_v")[0] for k in kinds}
+    assert replica.binlog_rows > 2000
+    _same(replica, "same_t")
+    on_a = library_rows(a.server_config(), 4311, a_start, schema_name, "same_t")
+    on_b = library_rows(b.server_config(), 4312, b_start, schema_name, "same_t")
+    assert len(on_a) == 2000 + 1000 + 500 and on_b == on_a
+    ids = {r[3] for r in run_sql(b, f"SHOW BINLOG EVENTS IN '{b_start.log_file}' FROM"
+                                    f" {b_start.log_pos}")
+           if r[2].split("_v")[0] in ("Write_rows", "Update_rows", "Delete_rows")}
+    assert ids == {int(run_sql(b, "SELECT @@server_id")[0][0])}
+
+
+def test_a_user_without_the_grant_goes_through_sql_and_says_why(replica):
+    """Without BINLOG_ADMIN (MySQL) / BINLOG REPLAY (MariaDB) the first BINLOG statement
+    is refused: the rows go through SQL, the status says why (naming the grant); with the
+    grant (MySQL: and SESSION_VARIABLES_ADMIN, for gtid_next) the next run uses the way."""
+    s = replica.schema
+    user = f"bl{s[-10:]}"
+    mysql = "mariadb" not in replica.rows("SELECT VERSION()")[0][0].lower()
+    run_sql(replica.target_cfg, f"CREATE USER '{user}'@'%' IDENTIFIED BY 'pw'",
+            f"GRANT ALL ON `{s}`.* TO '{user}'@'%'")
+    try:
+        replica.src(f"CREATE TABLE same_t ({COLUMNS})")
+        replica.tgt(f"CREATE TABLE same_t ({COLUMNS})")
+        plain = Replica(replica.source_cfg, dataclasses.replace(
+            replica.target_cfg, user=user, password="pw"), s, replica.state_dir)
+        plain.start = replica.start
+        _bulk(replica, "same_t", rows=2000)
+        assert plain.catch_up() == ExitStatus.OK, plain.last_error
+        _same(replica, "same_t")
+        why = plain.live.as_status()["binlog_statements"]
+        assert plain.binlog_rows == 0 and why.startswith("off: ")
+        assert ("BINLOG_ADMIN" if mysql else "BINLOG REPLAY") in why, why
+        if mysql:  # BINLOG_ADMIN alone: the statement runs, gtid_next may not be set
+            run_sql(replica.target_cfg, f"GRANT BINLOG_ADMIN ON *.* TO '{user}'@'%'")
+            replica.src("UPDATE same_t SET v = v + 3")
+            assert plain.catch_up() == ExitStatus.OK, plain.last_error
+            _same(replica, "same_t")
+            why = plain.live.as_status()["binlog_statements"]
+            assert plain.binlog_rows == 0 and "SESSION_VARIABLES_ADMIN" in why, why
+        grant = "BINLOG_ADMIN, SESSION_VARIABLES_ADMIN" if mysql else "BINLOG REPLAY"
+        run_sql(replica.target_cfg, f"GRANT {grant} ON *.* TO '{user}'@'%'")
+        replica.src("UPDATE same_t SET v = v + 7")
+        assert plain.catch_up() == ExitStatus.OK, plain.last_error
+        _same(replica, "same_t")
+        assert plain.binlog_rows > 1000
+        assert plain.live.as_status()["binlog_statements"] == "auto"
+    finally:
+        run_sql(replica.target_cfg, f"DROP USER IF EXISTS '{user}'@'%'")

@@ -40,6 +40,8 @@ log = logging.getLogger(__name__)
 
 RUN_BYTES = 4 << 20  # the rows events of one BINLOG statement at most (bytes)
 _RAISED = frozenset({1205, 1213})  # lock conflicts: retried as always, never redone
+_AUTOMATIC = "SET SESSION gtid_next = 'AUTOMATIC'"
+_MYSQL_GRANTS = "BINLOG_ADMIN and SESSION_VARIABLES_ADMIN"
 
 
 class BinlogRoute:
@@ -204,24 +206,32 @@ class ServerRows:
         ex.drain()
         if mysql:
             ex.commit()  # ends a read the definitions began (nothing is written yet)
+            # the privilege first: a FORMAT_DESCRIPTION leaves gtid_next undetermined, and
+            # a session that cannot set it back refuses every statement after (1782)
+            if not self._run(ex, _AUTOMATIC, "SET gtid_next", _MYSQL_GRANTS):
+                return False
+        if not self._run(ex, binlogtext.text([fde.event]), "a BINLOG statement",
+                         _MYSQL_GRANTS if mysql else "BINLOG REPLAY"):
+            return False
+        if mysql:
+            try:
+                ex.execute(_AUTOMATIC)
+            except Exception as exc:
+                self.route.turn_off(f"the target refused SET gtid_next ({exc})")
+                raise TransientError("the target session is left with gtid_next "
+                                     f"undetermined: reconnecting ({exc})") from exc
+        self.sent = fde
+        return True
+
+    def _run(self, ex, sql: str, what: str, grant: str) -> bool:
+        """Run ``sql``; a server's refusal turns the way off (logged, naming ``grant``)."""
         try:
-            ex.execute(binlogtext.text([fde.event]))
+            ex.execute(sql)
         except Exception as exc:
             code = error_code(exc)
             if not 0 < code < 2000:
                 raise
-            self.route.turn_off(f"the target refused a BINLOG statement ({exc}); grant "
-                                f"{'BINLOG REPLAY' if not mysql else 'BINLOG_ADMIN'} to "
-                                "the applier's user for the faster way")
+            self.route.turn_off(f"the target refused {what} ({exc}); grant {grant} to the "
+                                "applier's user for the faster way")
             return False
-        if mysql:
-            try:
-                ex.execute("SET SESSION gtid_next = 'AUTOMATIC'")
-            except Exception as exc:
-                self.route.turn_off(f"the target refused SET gtid_next ({exc}); grant "
-                                    "SESSION_VARIABLES_ADMIN to the applier's user for "
-                                    "the faster way")
-                raise TransientError("the target session is left undetermined by a "
-                                     f"FORMAT_DESCRIPTION: reconnecting ({exc})") from exc
-        self.sent = fde
         return True
