@@ -10,6 +10,7 @@ from setuptools import Extension, setup
 
 setup(ext_modules=[
     Extension("applier.binlog.rows._rowc", ["applier/binlog/rows/_rowc.c"],
+              depends=["applier/binlog/rows/_rowc_values.h"],
               extra_compile_args=["-O2"], optional=True),
     Extension("applier.sql._literals", ["applier/sql/_literals.c"],
               extra_compile_args=["-O2"], optional=True),
