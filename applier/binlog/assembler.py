@@ -254,14 +254,14 @@ class Assembler:
         self.open = True
         flt = self.src.table_filter
         if flt is None or self._accepts(flt, table.schema, table.table):
-            wire = self._wire(ev, table_id) if len(body) >= WIRE_FROM else None
             if self.raw_from is not None and len(body) >= self.raw_from:
+                wire = self._wire(ev, table_id) if len(body) >= WIRE_FROM else None
                 raw = RawRows(ev.type_code, table, codecs, body, self._at(ev), wire)
                 self.changes.append(raw)
                 self.raw_units += raw.units - 1
             else:
                 self.changes.extend(decode_rows(ev.type_code, table, codecs, body,
-                                                lambda: self._at(ev), wire))
+                                                lambda: self._at(ev)))
         if len(self.changes) + self.raw_units > self.stream_rows and self._should_stream():
             return [self._stream(ev)]
         return []

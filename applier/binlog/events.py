@@ -24,9 +24,8 @@ class RowsWire(NamedTuple):
     flavour applies through its own row applier (a BINLOG statement:
     applier.apply.rows.binlogtext). Each event from its common header on, as it came,
     without the footer a checksummed file adds (the FORMAT_DESCRIPTION as it came whole:
-    its last 5 bytes are the file's checksum algorithm and a checksum field). Kept for
-    rows events of at least `WIRE_FROM` bytes; every row change of the event holds the
-    same object (``RowChange.wire``)."""
+    its last 5 bytes are the file's checksum algorithm and a checksum field). A RawRows
+    (a rows event of at least `WIRE_FROM` bytes, not decoded yet) holds it."""
 
     fde: bytes  # the FORMAT_DESCRIPTION the event was read under
     table_map: bytes  # the event's table map
@@ -34,7 +33,9 @@ class RowsWire(NamedTuple):
     body: bytes  # the rows event's body
 
 
-WIRE_FROM = 2048  # rows events of at least this many bytes keep their RowsWire
+# rows events of at least this many bytes reach the applier as RawRows with their
+# RowsWire: applied as they are (a BINLOG statement) or decoded there
+WIRE_FROM = 2048
 
 
 class RowChange(NamedTuple):
@@ -47,9 +48,6 @@ class RowChange(NamedTuple):
     after: RowImage | None  # insert, update
     # the rows event's NO_FOREIGN_KEY_CHECKS / RELAXED_UNIQUE_CHECKS flags (0: checks on)
     checks_off: int = 0
-    # the rows event's bytes when it is large (RowsWire; None: a small event or rows
-    # made here, as a commit group's merge or a seed's replay makes them)
-    wire: RowsWire | None = None
 
 
 RAW_BYTES_PER_UNIT = 64  # a RawRows counts as one row change per this many bytes

@@ -28,6 +28,7 @@ from applier.apply.transactions.commitgroup import CommitGroup, GroupLimits, joi
 from applier.apply.transactions.options import ApplyOptions
 from applier.apply.transactions.serverrows import BinlogRoute
 from applier.apply.transactions.transaction import TransactionApplier
+from applier.binlog.events import WIRE_FROM
 from applier.binlog.stream import BinlogSource
 from applier.config import Config
 from applier.connection.factory import connect
@@ -224,6 +225,9 @@ class Daemon(Reporting):
                                   on_heartbeat=self._source_heartbeat,
                                   on_first_event=self._streaming)
             source.config_path = str(self.cfg.path) if self.cfg.path else None
+            # large rows events reach the applier undecoded (RawRows): applied as they
+            # are where they may (BINLOG statements), else decoded there
+            source.raw_from = WIRE_FROM
             self._set_state("running")
             if self.notify:
                 self.notify.ready()

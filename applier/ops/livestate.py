@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from applier.apply.rows.lookup import LOOKUP_KINDS
 from applier.apply.transactions.options import Totals
 from applier.apply.transactions.serverrows import BinlogRoute
-from applier.binlog.events import RowChange
+from applier.binlog.events import RawRows, RowChange
 from applier.core.position import Position
 from applier.ops.received import Received
 
@@ -98,7 +98,8 @@ class LiveState:
         """The transaction ending at ``end`` is being applied: named by its GTID (else
         its end) and the table of its first row change, when its changes are a list."""
         name = end.last_gtid or f"ending at {end}"
-        table = next((c.table.qualified for c in changes if isinstance(c, RowChange)),
+        table = next((c.table.qualified for c in changes
+                      if isinstance(c, (RowChange, RawRows))),
                      None) if isinstance(changes, list) else None
         self.transaction = f"{name} (table {table})" if table else name
 

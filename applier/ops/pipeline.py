@@ -113,13 +113,13 @@ class Pipeline:
                 return False
             if not txn.streamed and self.on_read is not None:
                 self.on_read(txn.end)
-            self.queue.put(item, len(txn.changes))
+            self.queue.put(item, units(txn.changes))  # RawRows by size
         elif kind == PART:
-            self.queue.put(item, len(item[1]))
+            self.queue.put(item, units(item[1]))
         elif kind == END:
             if self.on_read is not None:
                 self.on_read(item[2])
-            self.queue.put(item, len(item[1]))
+            self.queue.put(item, units(item[1]))
         elif kind == FIRST:
             self.source.first_event_read()
         elif kind == DONE:

@@ -47,6 +47,7 @@ import stat
 import threading
 from multiprocessing import Pipe
 
+from applier.binlog.events import WIRE_FROM
 from applier.errors import ReplicationStopped, TransientError
 from applier.ops import handoff as pipe
 from applier.ops.readerwire import Decoder, Encoder
@@ -55,9 +56,10 @@ log = logging.getLogger(__name__)
 
 LOG = "log"  # an item: a log record of the child's (handled by the daemon's logging)
 FIRST = "first"  # an item: the source sent its first event (BinlogSource.on_first_event)
-# a rows event of at least this many bytes crosses as its bytes, decoded by the daemon
-# (smaller ones decoded in the child: one event's decoding has a fixed cost)
-RAW_FROM = 2048
+# a rows event of at least this many bytes crosses as its bytes (the daemon's applier
+# applies it as it is or decodes it); smaller ones are decoded in the child (one event's
+# decoding has a fixed cost)
+RAW_FROM = WIRE_FROM
 PIPE_BYTES = 1 << 20  # the pipe's buffer (F_SETPIPE_SZ), when the system allows it
 _F_SETPIPE_SZ = 1031
 _PR_SET_PDEATHSIG = 1
@@ -196,7 +198,7 @@ def _child_run(pipeline, send) -> None:
     queue = pipeline.queue = pipe.Handoff(pipeline.queue.budget, pipeline.queue.depth)
     pipeline.on_read = None  # the daemon's side calls it as items arrive
     if hasattr(source, "raw_from"):
-        source.raw_from = RAW_FROM  # large rows events decoded by the daemon
+        source.raw_from = RAW_FROM  # large rows events applied or decoded by the daemon
     if hasattr(source, "on_first_event"):
         source.on_first_event = lambda: queue.put((FIRST,))
     _logs_to(queue)

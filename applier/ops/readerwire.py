@@ -11,8 +11,8 @@ in its wire form:
     bench_catchup's rows (bench/RESULTS.md, "Issue 34, fourth session");
   * a RawRows (a large rows event kept as its bytes by the child's assembler) as
     ("raw", type code, number of its table and codecs, body, place, its RowsWire but
-    the body or None), decoded here by the assembler's own code: C decoding costs less
-    than pickling decoded values;
+    the body or None), a RawRows again here: the applier applies it as it is (a BINLOG
+    statement) or decodes it (C decoding costs less than pickling decoded values);
   * an error as (ERROR, exception, its cause), each one that pickles (else the nearest
     applier error with its message);
   * the pipeline's HEARTBEAT marker as a kind of its own; everything else as it is.
@@ -24,7 +24,6 @@ import pickle
 from collections.abc import Iterator
 
 from applier.binlog.events import RawRows, RowChange, RowsWire, Transaction
-from applier.binlog.rows.rowchanges import expand
 from applier.binlog.rows.rowimage import TableCodecs
 from applier.core.types import SourceTable
 from applier.errors import ReplicationStopped, TransientError
@@ -167,9 +166,9 @@ class Decoder:
             elif c[0] == _RAW:
                 table, codecs = tables[c[2]]
                 wire = None if c[5] is None else RowsWire(*c[5], c[3])
-                out.extend(expand(RawRows(c[1], table, codecs, c[3], c[4], wire)))
+                out.append(RawRows(c[1], table, codecs, c[3], c[4], wire))
             else:
-                out.append(new(RowChange, (c[0], tables[c[1]], c[2], c[3], c[4], None)))
+                out.append(new(RowChange, (c[0], tables[c[1]], c[2], c[3], c[4])))
         return out
 
 

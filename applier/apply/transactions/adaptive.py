@@ -41,6 +41,7 @@ import logging
 import time
 from collections.abc import Callable
 
+from applier.binlog import events
 from applier.binlog.events import Transaction
 
 log = logging.getLogger(__name__)
@@ -248,7 +249,7 @@ class AdaptiveApply:
             now = self.clock()
             chooser.start(now)
         backlog = self.backlog() if chooser.measuring else True
-        chooser.count(len(txn.changes), backlog, now)
+        chooser.count(events.units(txn.changes), backlog, now)  # a large rows event by its size
         self.current.add(txn)
 
     def full(self) -> bool:

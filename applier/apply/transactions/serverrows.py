@@ -31,7 +31,8 @@ from collections.abc import Callable, Iterator
 from applier.apply.rows import binlogtext
 from applier.apply.rows.binlogtext import FormatDescription
 from applier.apply.target.inflight import Replay
-from applier.binlog.events import RowChange, RowsWire
+from applier.binlog.events import RawRows, RowChange, RowsWire
+from applier.binlog.rows.rowchanges import count, expand
 from applier.connection.flavor import MARIADB, flavor_of, version_number
 from applier.errors import TransientError
 from applier.server_codes import error_code
@@ -66,25 +67,32 @@ class BinlogRoute:
 
 
 class BinlogRun:
-    """Consecutive large rows events of one table map, their row changes kept (for SQL
-    when the statement cannot be used)."""
+    """Consecutive large rows events (RawRows) of one table map, not decoded: decoded
+    only when the statement cannot be used (``changes``)."""
 
-    __slots__ = ("fde", "table_map", "events", "changes", "size")
+    __slots__ = ("fde", "table_map", "raws", "size")
 
-    def __init__(self, wire: RowsWire):
-        self.fde = wire.fde
-        self.table_map = wire.table_map
-        self.events: list[RowsWire] = [wire]
-        self.changes: list[RowChange] = []
-        self.size = len(wire.body)
+    def __init__(self, raw: RawRows):
+        self.fde = raw.wire.fde
+        self.table_map = raw.wire.table_map
+        self.raws: list[RawRows] = [raw]
+        self.size = len(raw.body)
 
-    def takes(self, wire: RowsWire, limit: int) -> bool:
+    def takes(self, raw: RawRows, limit: int) -> bool:
+        wire = raw.wire
         return (wire.table_map == self.table_map and wire.fde == self.fde
-                and self.size + len(wire.body) <= limit)
+                and self.size + len(raw.body) <= limit)
 
-    def add(self, wire: RowsWire) -> None:
-        self.events.append(wire)
-        self.size += len(wire.body)
+    def add(self, raw: RawRows) -> None:
+        self.raws.append(raw)
+        self.size += len(raw.body)
+
+    def changes(self) -> list[RowChange]:
+        return [c for raw in self.raws for c in expand(raw)]
+
+    def rows(self) -> int:
+        """Its row changes, counted without making them (applier.binlog.rows.rowchanges)."""
+        return sum(count(raw) for raw in self.raws)
 
 
 class ServerRows:
@@ -108,31 +116,31 @@ class ServerRows:
 
     # -- which changes ------------------------------------------------------------------
     def runs(self, changes) -> Iterator:
-        """``changes`` with the row changes of large events of eligible tables gathered
-        into BinlogRuns (each a whole event or more); everything else as it comes."""
+        """``changes`` with the large rows events (RawRows) of eligible tables gathered
+        into BinlogRuns, the other RawRows decoded in place, everything else as it
+        comes."""
         run: BinlogRun | None = None
-        last: RowsWire | None = None  # the event whose changes are being gathered
         limit = self.limit
         for c in changes:
-            wire = c.wire if type(c) is RowChange else None
-            if wire is not None:
-                if wire is last:
-                    run.changes.append(c)
-                    continue
-                if self._format(wire) is not None and len(wire.body) <= limit \
-                        and self.eligible(c.table):
-                    if run is not None and run.takes(wire, limit):
-                        run.add(wire)
+            if type(c) is RawRows:
+                wire = c.wire
+                if wire is not None and len(c.body) <= limit \
+                        and self._format(wire) is not None and self.eligible(c.table):
+                    if run is not None and run.takes(c, limit):
+                        run.add(c)
                     else:
                         if run is not None:
                             yield run
-                        run = BinlogRun(wire)
-                    run.changes.append(c)
-                    last = wire
+                        run = BinlogRun(c)
                     continue
+                if run is not None:
+                    yield run
+                    run = None
+                yield from expand(c)
+                continue
             if run is not None:
                 yield run
-                run, last = None, None
+                run = None
             yield c
         if run is not None:
             yield run
@@ -175,26 +183,26 @@ class ServerRows:
         its changes (also after a statement that failed). The row changes applied."""
         fde = self._formats.get(run.fde)
         if fde is None or not self.route.usable or not self._ready(ex, fde):
-            return by_sql(run.changes)
-        changes, route = run.changes, self.route
+            return by_sql(run.changes())
+        rows, route = run.rows(), self.route
 
         def done(query: str, error: Exception | None, count: int) -> None:
             if error is None:
-                route.rows += len(changes)
+                route.rows += rows
                 return
             code = error_code(error)
             if code in _RAISED or not 0 < code < 2000:
                 raise error  # a lock conflict (retried), a lost connection
             if ex.pipelined:  # statements after it are in flight: SQL cannot follow now
                 raise Replay(f"a BINLOG statement failed ({error}): applied again one by one")
-            by_sql(changes)  # names the row, or applies it (nothing else is in flight)
+            by_sql(run.changes())  # names the row, or applies it (nothing else in flight)
             route.turn_off(f"a BINLOG statement failed where SQL did not: {error}")
 
         # sent, its result read before the next statement goes out (or later, pipelined):
         # the next run is gathered while the server applies this one
-        ex.send(binlogtext.statement(run.table_map, [(w.head, w.body) for w in run.events]),
+        ex.send(binlogtext.statement(run.table_map, [(r.wire.head, r.body) for r in run.raws]),
                 done)
-        return len(changes)
+        return rows
 
     def _ready(self, ex, fde: FormatDescription) -> bool:
         """The session has read ``fde`` (sent now when it may be)."""

@@ -38,7 +38,8 @@ from applier.apply.transactions.lockretry import LockRetries
 from applier.apply.transactions.options import ApplyOptions, Totals  # noqa: F401 (the door seed/ uses)
 from applier.apply.transactions.serverrows import BinlogRun, ServerRows
 from applier.apply.transactions.writeset import WriteSets
-from applier.binlog.events import RowChange, Statement, Transaction
+from applier.binlog.events import RawRows, RowChange, Statement, Transaction
+from applier.binlog.rows.rowchanges import expanded
 from applier.convert.rows import convert_rows
 from applier.core.position import Position
 from applier.core.types import SourceTable
@@ -233,6 +234,8 @@ class TransactionApplier:
         conversion raises here, before any of its rows is written."""
         if self.writer.idempotent:  # a row skipped is logged naming its own transaction
             return None
+        if any(type(c) is RawRows for c in txn.changes):  # large rows events: added whole
+            return None
         self.plans.refresh()
         if self.plans.generation != self._writesets_of:  # a statement changed the target
             self._writesets_of = self.plans.generation
@@ -278,7 +281,8 @@ class TransactionApplier:
         self.versioning.forget_transaction()
         ex = self.executor
         server = self.server_rows
-        changes = txn.changes if server is None else server.runs(txn.changes)
+        # large rows events (RawRows): as BINLOG statements where they may, else decoded
+        changes = expanded(txn.changes) if server is None else server.runs(txn.changes)
         for group in batching.groups(changes):
             if type(group) is BinlogRun:
                 applied += server.apply(ex, group, lambda c: self._sql_rows(c, txn))

@@ -15,6 +15,7 @@
  * decodes or raises RowImageError. The objects it walks are immutable (bytes, tuples).
  *
  * decode_rows(data, kind, before, after, specs, readers) -> [(before|None, after|None)]
+ * count_rows(the same) -> the number of rows, each value's bytes skipped (not made)
  *   kind     0 insert (one after image per row), 1 update (before, after), 2 delete
  *   before   (columns, null-bitmap bytes) of the first image; after: of the second
  *   specs    per column (code, a, b): see the S_* codes below
@@ -54,6 +55,7 @@ typedef struct {
     Spec *specs;
     PyObject *readers;
     Py_ssize_t ncols;
+    int counting; /* count_rows: images skipped, not made */
 } Ctx;
 
 static const int DIG2BYTES[10] = {0, 1, 1, 2, 2, 3, 3, 4, 4, 4};
@@ -100,7 +102,7 @@ static unsigned long long le(const unsigned char *p, int n) {
 
 #include "_rowc_values.h"
 
-/* One image at *pos: {column index: value}. */
+/* One image at *pos: {column index: value}; counting: Py_None, the image skipped. */
 static PyObject *image(Ctx *c, PyObject *cols, Py_ssize_t nbytes, Py_ssize_t *pos) {
     if (nbytes < 0 || nbytes < (PyTuple_GET_SIZE(cols) + 7) / 8 || c->len - *pos < nbytes) {
         fallback();
@@ -108,6 +110,15 @@ static PyObject *image(Ctx *c, PyObject *cols, Py_ssize_t nbytes, Py_ssize_t *po
     }
     const unsigned char *nulls = c->data + *pos;
     Py_ssize_t at = *pos + nbytes, count = PyTuple_GET_SIZE(cols);
+    if (c->counting) {
+        for (Py_ssize_t k = 0; k < count; k++) {
+            Py_ssize_t i = PyLong_AsSsize_t(PyTuple_GET_ITEM(cols, k));
+            if (i < 0 || i >= c->ncols) return PyErr_Clear(), fallback(), NULL;
+            if (!(nulls[k >> 3] & (1 << (k & 7))) && skip(c, i, at, &at)) return NULL;
+        }
+        *pos = at;
+        Py_RETURN_NONE;
+    }
     PyObject *d = _PyDict_NewPresized(count); /* no resize while it fills */
     if (!d) return NULL;
     for (Py_ssize_t k = 0; k < count; k++) {
@@ -151,13 +162,16 @@ static int unpack_present(PyObject *present, PyObject **cols, Py_ssize_t *nbytes
     return 0;
 }
 
-static PyObject *decode_rows(PyObject *self, PyObject *args) {
+/* decode_rows, or (counting) the number of rows only. */
+static PyObject *rows(PyObject *args, int counting) {
     PyObject *bytes, *before, *after, *specs, *readers;
     int kind;
     if (!PyArg_ParseTuple(args, "O!iOOO!O!", &PyBytes_Type, &bytes, &kind, &before, &after,
                           &PyTuple_Type, &specs, &PyTuple_Type, &readers))
         return NULL;
     Ctx c;
+    c.counting = counting;
+    Py_ssize_t counted = 0;
     PyObject *bcols, *acols = NULL;
     Py_ssize_t bbytes, abytes = 0;
     if (unpack_present(before, &bcols, &bbytes)) return NULL;
@@ -193,6 +207,17 @@ static PyObject *decode_rows(PyObject *self, PyObject *args) {
         Py_ssize_t start = pos;
         PyObject *first = image(&c, bcols, bbytes, &pos), *second = NULL, *row;
         if (!first) goto fail;
+        if (counting) { /* Py_None for each image skipped */
+            Py_DECREF(first);
+            if (kind == 1 && !(second = image(&c, acols, abytes, &pos))) goto fail;
+            Py_XDECREF(second);
+            counted++;
+            if (pos == start) {
+                fallback();
+                goto fail;
+            }
+            continue;
+        }
         if (kind == 1) {
             second = image(&c, acols, abytes, &pos);
             if (!second) {
@@ -218,6 +243,10 @@ static PyObject *decode_rows(PyObject *self, PyObject *args) {
         }
     }
     PyMem_Free(c.specs);
+    if (counting) {
+        Py_XDECREF(out);
+        return PyLong_FromSsize_t(counted);
+    }
     return out;
 fail:
     PyMem_Free(c.specs);
@@ -225,9 +254,19 @@ fail:
     return NULL;
 }
 
+static PyObject *decode_rows(PyObject *self, PyObject *args) {
+    return rows(args, 0);
+}
+
+static PyObject *count_rows(PyObject *self, PyObject *args) {
+    return rows(args, 1);
+}
+
 static PyMethodDef methods[] = {
     {"decode_rows", decode_rows, METH_VARARGS,
      "Every row of a rows event as (before, after) images, or Fallback."},
+    {"count_rows", count_rows, METH_VARARGS,
+     "The number of rows of a rows event (decode_rows's arguments), or Fallback."},
     {NULL, NULL, 0, NULL},
 };
 

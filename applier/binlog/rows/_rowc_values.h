@@ -1,6 +1,7 @@
 /* One value of each common column type from its bytes (included by _rowc.c, after its
  * Spec and Ctx, fallback() and the byte readers be() and le()): value() makes the Python
- * object rowimage.py's reader of the column makes, or hands the column to that reader.
+ * object rowimage.py's reader of the column makes, or hands the column to that reader;
+ * skip() finds where it ends without making it (counting rows).
  */
 /* v's last `width` decimal digits, zero-padded, at buf; the digits written (snprintf's
    "%0*llu" for a v below 10^width, without its format parsing: a row has many) */
@@ -205,4 +206,48 @@ python: {
         }
         return v;
     }
+}
+
+/* Where the value at pos ends (*end), without making it: 0, or -1 when it does not fit
+   (Fallback set). A column of the Python reader is read by it (its value dropped). */
+static int skip(Ctx *c, Py_ssize_t i, Py_ssize_t pos, Py_ssize_t *end) {
+    Spec *s = &c->specs[i];
+    Py_ssize_t left = c->len - pos, n;
+    switch (s->code) {
+    case S_INT: case S_FLOAT: case S_ENUMSET:
+        n = s->a;
+        break;
+    case S_DECIMAL:
+        n = decimal_size(s->a, s->b);
+        if (n <= 0 || n > 30) return fallback();
+        break;
+    case S_DATE:
+        n = 3;
+        break;
+    case S_DATETIME2:
+        n = 5 + (s->a + 1) / 2;
+        break;
+    case S_YEAR:
+        n = 1;
+        break;
+    case S_UTF8: case S_LATIN1: case S_ASCII: case S_BYTES: {
+        if (left < s->a) return fallback();
+        unsigned long long len = le(c->data + pos, s->a);
+        if ((unsigned long long)(left - s->a) < len) return fallback();
+        n = s->a + (Py_ssize_t)len;
+        break;
+    }
+    default: {
+        PyObject *v = value(c, i, pos, end);
+        if (!v) {
+            PyErr_Clear();
+            return fallback();
+        }
+        Py_DECREF(v);
+        return 0;
+    }
+    }
+    if (left < n) return fallback();
+    *end = pos + n;
+    return 0;
 }

@@ -135,6 +135,24 @@ def decode_rows(rb: RowsBody, codecs: Sequence[ColumnCodec]) -> list[tuple[dict 
     return _decode_rows(rb, codecs, readers)
 
 
+def count_rows(rb: RowsBody, codecs: Sequence[ColumnCodec]) -> int:
+    """How many rows the event holds (what decode_rows would give), without making their
+    values when the compiled decoder handles its columns."""
+    if not rb.partial:
+        ncols = len(codecs)
+        if type(codecs) is TableCodecs and ncols == rb.column_count:
+            readers, specs = codecs.decoders()
+            if specs:
+                try:
+                    return rowc._rowc.count_rows(
+                        rb.rows, rowc.C_KINDS[rb.kind], _present(rb.present, ncols),
+                        _present(rb.present_after, ncols) if rb.kind == "update" else None,
+                        specs, readers)
+                except rowc._rowc.Fallback:
+                    pass  # the Python path decodes it, or names what is wrong
+    return len(decode_rows(rb, codecs))
+
+
 def _decode_rows(rb: RowsBody, codecs: tuple[ColumnCodec, ...], readers: tuple):
     """decode_rows in Python (the reference the compiled decoder is tested against)."""
     out: list[tuple[dict | None, dict | None]] = []

@@ -381,29 +381,25 @@ def test_a_raw_rows_event_that_does_not_decode_names_its_table_and_place():
         feed(Assembler(_one_int_table()), [gtid(100, U1), query(150, "BEGIN"), bad])
 
 
-@pytest.mark.parametrize("raw_from", [None, 100])
-def test_a_large_rows_event_keeps_its_bytes_with_its_table_maps(raw_from):
-    """A rows event of WIRE_FROM bytes or more keeps its own bytes, its table map's and
-    the FORMAT_DESCRIPTION's (a RowsWire, for a BINLOG statement), decoded in place or
-    kept as RawRows; a smaller one does not; a rotation forgets the table maps."""
+def test_a_large_rows_event_keeps_its_bytes_with_its_table_maps():
+    """A rows event kept as RawRows of WIRE_FROM bytes or more holds its own bytes, its
+    table map's and the FORMAT_DESCRIPTION's (a RowsWire, for a BINLOG statement); a
+    smaller RawRows does not; a rotation forgets the table maps."""
     from applier.binlog.events import WIRE_FROM, RawRows
-    from applier.binlog.rows.rowchanges import expand
 
     asm = Assembler(_one_int_table())
-    asm.raw_from = raw_from
+    asm.raw_from = 100
     asm.fde = b"format description"
     table_map = ev(et.TABLE_MAP, 180, (42).to_bytes(6, "little") + b"\x00\x00map")
     asm.map_events[42] = table_map
     large = _many_rows(200, range(WIRE_FROM // 5 + 1))
-    (txn,) = feed(asm, [gtid(100, U1), query(150, "BEGIN"), large, _many_rows(250, [7]),
-                        ev(et.XID, 300)])
-    changes = txn.changes
-    if raw_from is not None:
-        assert type(changes[0]) is RawRows
-        changes = expand(changes[0]) + changes[1:]
-    wire = changes[0].wire
+    (txn,) = feed(asm, [gtid(100, U1), query(150, "BEGIN"), large, _many_rows(250, range(30)),
+                        _many_rows(260, [7]), ev(et.XID, 300)])
+    raw, medium, small = txn.changes
+    assert type(raw) is RawRows and type(medium) is RawRows and type(small) is not RawRows
+    wire = raw.wire
     assert wire.fde == b"format description" and wire.table_map == table_map.raw()
-    assert wire.head == large.raw()[:19] and wire.body == large.body
-    assert all(c.wire is wire for c in changes[:-1]) and changes[-1].wire is None
+    assert wire.head == large.raw()[:19] and wire.body == large.body == raw.body
+    assert medium.wire is None
     feed(asm, [rotate(400, "bin.000002")])
     assert asm.map_events == {}

@@ -1,15 +1,19 @@
-"""Which row changes go to the target's own row applier (applier.apply.transactions.serverrows
-``ServerRows.runs``), without a server: the changes of large events of eligible tables
-gathered into runs per table map (whole events, up to the size a statement may carry),
-everything else as it came, in order; a source of another flavour or a newer version
-never. The servers' side: tests/integration/test_binlog_rows.py."""
+"""Which rows events go to the target's own row applier (applier.apply.transactions.serverrows
+``ServerRows.runs``), without a server: large events (RawRows) of eligible tables
+gathered into runs per table map, undecoded (counted), up to the size a statement may
+carry; the other RawRows decoded in their place, everything else as it came, in order;
+a source of another flavour or a newer version never. The servers' side:
+tests/integration/test_binlog_rows.py."""
 
 from __future__ import annotations
 
 import struct
 
 from applier.apply.transactions.serverrows import BinlogRoute, BinlogRun, ServerRows
-from applier.binlog.events import RowChange, RowsWire, Statement
+from applier.binlog.events import RawRows, RowChange, RowsWire, Statement
+from applier.binlog.rows.rowchanges import expand
+from applier.binlog.rows.rowimage import TableCodecs
+from applier.core.coltypes import LONG, ColumnCodec
 from applier.core.types import SourceTable
 
 T1 = SourceTable("db", "t1", 7, ())
@@ -26,12 +30,20 @@ def _fde(version: str) -> bytes:
 FDE = _fde("10.11.19-MariaDB-log")
 
 
-def _wire(table: SourceTable, size: int = 3000, fde: bytes = FDE) -> RowsWire:
-    return RowsWire(fde, b"map of " + table.table.encode(), bytes(19), bytes(size))
+CODECS = TableCodecs((ColumnCodec(LONG),))
 
 
-def _rows(table: SourceTable, wire: RowsWire | None, n: int) -> list[RowChange]:
-    return [RowChange("insert", table, None, {0: i}, 0, wire) for i in range(n)]
+def _raw(table: SourceTable, rows: int = 600, fde: bytes = FDE) -> RawRows:
+    """A WRITE_ROWS v2 event of one INT column, ``rows`` rows (5 bytes each), kept as
+    its bytes with its RowsWire."""
+    body = (table.table_id.to_bytes(6, "little") + b"\x00\x00\x02\x00\x01\x01"
+            + b"".join(b"\x00" + v.to_bytes(4, "little") for v in range(rows)))
+    wire = RowsWire(fde, b"map of " + table.table.encode(), bytes(19), body)
+    return RawRows(30, table, CODECS, body, "at binlog.000001:4", wire)
+
+
+def _rows(table: SourceTable, n: int) -> list[RowChange]:
+    return [RowChange("insert", table, None, {0: i}, 0) for i in range(n)]
 
 
 def _server(eligible=(T1, T2), packet: int = 64 << 20, target: str = MARIADB) -> ServerRows:
@@ -40,55 +52,63 @@ def _server(eligible=(T1, T2), packet: int = 64 << 20, target: str = MARIADB) ->
 
 
 def _shape(items) -> list:
-    return [("run", [len(w.body) for w in x.events], len(x.changes))
-            if type(x) is BinlogRun else (x.kind, x.wire is not None)
-            if type(x) is RowChange else "statement" for x in items]
+    """A run as ("run", its events' rows, its rows), a row change as its kind, a
+    statement as "statement"; consecutive row changes as (kind, how many)."""
+    out: list = []
+    for x in items:
+        if type(x) is BinlogRun:
+            out.append(("run", [len(r.body) // 5 - 2 for r in x.raws], x.rows()))
+        elif type(x) is RowChange:
+            if out and isinstance(out[-1], tuple) and out[-1][0] == x.kind:
+                out[-1] = (x.kind, out[-1][1] + 1)
+            else:
+                out.append((x.kind, 1))
+        else:
+            out.append("statement")
+    return out
 
 
 def test_events_of_one_table_map_gather_into_one_run_small_ones_pass():
-    a, b = _wire(T1), _wire(T1)
-    changes = _rows(T1, None, 2) + _rows(T1, a, 3) + _rows(T1, b, 4) + _rows(T1, None, 1)
+    a, b = _raw(T1), _raw(T1, rows=700)
+    changes = _rows(T1, 2) + [a, b] + _rows(T1, 1)
     out = list(_server().runs(changes))
-    assert _shape(out) == [("insert", False), ("insert", False), ("run", [3000, 3000], 7),
-                           ("insert", False)]
-    assert out[2].changes == changes[2:9]
+    assert _shape(out) == [("insert", 2), ("run", [600, 700], 1300), ("insert", 1)]
+    (run,) = [x for x in out if type(x) is BinlogRun]
+    assert run.raws == [a, b] and run.changes() == expand(a) + expand(b)
 
 
 def test_a_statement_or_another_table_ends_a_run():
-    a, b, c = _wire(T1), _wire(T2), _wire(T1)
     stmt = Statement("db", "ALTER TABLE t1 ADD x INT")
-    changes = _rows(T1, a, 2) + _rows(T2, b, 2) + [stmt] + _rows(T1, c, 2)
+    changes = [_raw(T1), _raw(T2), stmt, _raw(T1)]
     assert _shape(_server().runs(changes)) == [
-        ("run", [3000], 2), ("run", [3000], 2), "statement", ("run", [3000], 2)]
+        ("run", [600], 600), ("run", [600], 600), "statement", ("run", [600], 600)]
 
 
-def test_an_ineligible_table_passes_as_it_came():
-    a, b = _wire(T1), _wire(T2)
-    changes = _rows(T1, a, 2) + _rows(T2, b, 3)
-    assert _shape(_server(eligible=(T1,)).runs(changes)) == [
-        ("run", [3000], 2), ("insert", True), ("insert", True), ("insert", True)]
+def test_an_ineligible_table_is_decoded_in_its_place():
+    b = _raw(T2, rows=3)
+    changes = [_raw(T1), b, _raw(T1)]
+    out = list(_server(eligible=(T1,)).runs(changes))
+    assert _shape(out) == [("run", [600], 600), ("insert", 3), ("run", [600], 600)]
+    assert out[1:4] == expand(b)
 
 
 def test_runs_stop_at_what_a_statement_may_carry():
-    # max_allowed_packet 16 KB: events of 3000 bytes, four to a statement at most
-    wires = [_wire(T1) for _ in range(6)]
-    changes = [c for w in wires for c in _rows(T1, w, 1)]
-    assert _shape(_server(packet=16 << 10).runs(changes)) == [
-        ("run", [3000] * 3, 3), ("run", [3000] * 3, 3)]
-    big = _wire(T1, size=20000)  # larger than a statement may carry: SQL
-    assert _shape(_server(packet=16 << 10).runs(_rows(T1, big, 2))) == [
-        ("insert", True), ("insert", True)]
+    # max_allowed_packet 16 KB: events of 3010 bytes, three to a statement
+    raws = [_raw(T1) for _ in range(6)]
+    assert _shape(_server(packet=16 << 10).runs(raws)) == [
+        ("run", [600] * 3, 1800), ("run", [600] * 3, 1800)]
+    big = _raw(T1, rows=4000)  # larger than a statement may carry: decoded, SQL
+    assert _shape(_server(packet=16 << 10).runs([big])) == [("insert", 4000)]
 
 
 def test_a_source_of_another_flavour_or_newer_never():
-    mysql = _wire(T1, fde=_fde("9.7.0"))
-    newer = _wire(T1, fde=_fde("11.4.2-MariaDB"))
-    older = _wire(T1, fde=_fde("10.6.5-MariaDB"))
-    out = _shape(_server().runs(_rows(T1, mysql, 1) + _rows(T1, newer, 1)
-                                + _rows(T1, older, 1)))
-    assert out == [("insert", True), ("insert", True), ("run", [3000], 1)]
-    same = _wire(T1, fde=_fde("9.7.0"))
-    assert _shape(_server(target="9.7.0").runs(_rows(T1, same, 1))) == [("run", [3000], 1)]
+    mysql = _raw(T1, fde=_fde("9.7.0"))
+    newer = _raw(T1, fde=_fde("11.4.2-MariaDB"))
+    older = _raw(T1, fde=_fde("10.6.5-MariaDB"))
+    out = _shape(_server().runs([mysql, newer, older]))
+    assert out == [("insert", 1200), ("run", [600], 600)]
+    same = _raw(T1, fde=_fde("9.7.0"))
+    assert _shape(_server(target="9.7.0").runs([same])) == [("run", [600], 600)]
 
 
 def test_a_route_turned_off_says_why_once():

@@ -185,3 +185,21 @@ def test_malformed_events_give_the_python_paths_exact_result(seed):
                                  rb.present_after, data)
             assert _outcome(ri.decode_rows, broken, codecs) == \
                 _outcome(python_rows, broken, codecs)
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_count_rows_counts_what_decode_rows_decodes(seed):
+    """count_rows (each value's bytes skipped, not made: a rows event applied as it is
+    needs only its count) gives decode_rows's number of rows, or its error when the bytes
+    do not add up (truncated anywhere); every type, the Python-only ones read by their
+    readers."""
+    rnd = random.Random(5000 + seed)
+    codecs = ri.TableCodecs(rnd.sample(CODECS, rnd.randrange(1, len(CODECS) + 1)))
+    rb = rows_event(rnd, codecs, rnd.choice(["insert", "update", "delete"]),
+                    rnd.randrange(1, 30))
+    assert ri.count_rows(rb, codecs) == len(ri.decode_rows(rb, codecs))
+    for cut in sorted(rnd.sample(range(len(rb.rows)), min(10, len(rb.rows)))):
+        short = ri.RowsBody(rb.kind, 1, 0, rb.column_count, rb.present, rb.present_after,
+                            rb.rows[:cut])
+        decoded = _outcome(lambda rb: len(ri.decode_rows(rb, codecs)), short)
+        assert _outcome(ri.count_rows, short, codecs) == decoded
