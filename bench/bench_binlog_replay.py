@@ -10,7 +10,9 @@ hands the row images to the server's replication code (the handler calls its rep
 makes), from a client session; this measures what that path costs, end to end, with the
 servers' own tools: the source's binlog between the workload's positions decoded once by
 the flavour's binlog tool (not timed), then piped into its command-line client (timed:
-client start, every statement and its commit). The applier does not use this path.
+client start, every statement and its commit). The applier has used this path itself
+since the seventh session (binlog_statements = "auto"; its own figures: bench_catchup
+--appliers process,process/sql): this bench stays as the servers' own tools' figure.
 
 Rounds of (the server's replica, the BINLOG replay, the applier with its reader process),
 the target reset before each (MySQL: its GTIDs too, or a replay would skip what it
