@@ -137,3 +137,29 @@ def test_a_user_without_the_grant_goes_through_sql_and_says_why(replica):
         assert plain.live.as_status()["binlog_statements"] == "auto"
     finally:
         run_sql(replica.target_cfg, f"DROP USER IF EXISTS '{user}'@'%'")
+
+
+def test_checks_after_a_binlog_statement_are_the_applier_s(replica):
+    """A rows event flagged NO_FOREIGN_KEY_CHECKS is applied with the check off by the
+    target's row applier; the session's checks are the applier's again after it: the
+    next transaction's child row whose parent the target lacks stops with 1452, as
+    through SQL (never written silently)."""
+    replica.src(f"CREATE TABLE same_t ({COLUMNS})", "CREATE TABLE p (id INT PRIMARY KEY)",
+                "CREATE TABLE c (id INT PRIMARY KEY, pid INT, FOREIGN KEY (pid) REFERENCES"
+                " p (id))", "INSERT INTO p VALUES (5)")
+    replica.tgt(f"CREATE TABLE same_t ({COLUMNS})", "CREATE TABLE p (id INT PRIMARY KEY)",
+                "CREATE TABLE c (id INT PRIMARY KEY, pid INT, FOREIGN KEY (pid) REFERENCES"
+                " p (id))")
+    assert replica.catch_up() == ExitStatus.OK, replica.last_error
+    replica.tgt("DELETE FROM p")  # the target lacks the parent from now on
+    replica.src("SET SESSION foreign_key_checks = 0", "BEGIN",
+                "INSERT INTO same_t VALUES " + ", ".join(
+                    f"({i}, {i}, 'row {i}', {i}.5, REPEAT('y', 40))" for i in range(2000)),
+                "COMMIT", "SET SESSION foreign_key_checks = 1",
+                "INSERT INTO c VALUES (1, 5)")
+    assert replica.catch_up() == ExitStatus.REPLICATION_STOPPED
+    assert "1452" in replica.last_error, replica.last_error
+    assert replica.binlog_rows > 1000
+    _same_rows = "SELECT COUNT(*) FROM same_t"
+    assert replica.rows(_same_rows) == replica.src_rows(_same_rows)
+    assert replica.rows("SELECT * FROM c") == []
