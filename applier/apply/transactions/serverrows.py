@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterator
 
 from applier.apply.rows import binlogtext
 from applier.apply.rows.binlogtext import FormatDescription
+from applier.apply.target import triggers
 from applier.apply.target.inflight import Replay
 from applier.binlog.events import RawRows, RowChange, RowsWire
 from applier.binlog.rows.rowchanges import count, expand
@@ -243,3 +244,17 @@ class ServerRows:
                                 "applier's user for the faster way")
             return False
         return True
+
+
+def why_not(tp, versioning, target_triggers: str, schemas) -> str | None:
+    """What keeps a table's rows events from the target's own row applier: its
+    definition (`binlogtext.why_not`), system versioning (``versioning.period``), triggers
+    that fire (``target_triggers`` "fire" and ``schemas.triggers``); None: nothing."""
+    why = binlogtext.why_not(tp)
+    if why is not None:
+        return why
+    if versioning.period(tp) is not None:
+        return "system-versioned"
+    if target_triggers == triggers.FIRE and schemas.triggers(tp.schema, tp.table):
+        return "its triggers fire"
+    return None

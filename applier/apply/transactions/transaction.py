@@ -20,12 +20,12 @@ from collections import Counter
 
 from applier.apply.ddl.policy import DdlPolicy
 from applier.apply.ddl.statement import StatementApplier
-from applier.apply.rows import batching, binlogtext
+from applier.apply.rows import batching
 from applier.apply.rows.plancache import PlanCache
 from applier.apply.rows.plans import TablePlan
 from applier.apply.rows.rowwriter import RowWriter
 from applier.apply.rows.sourcetypes import SourceTypes
-from applier.apply.target import triggers, versioning
+from applier.apply.target import versioning
 from applier.apply.target.errorcontext import ErrorContext
 from applier.apply.target.executor import Executor, SessionExecutor
 from applier.apply.target.inflight import PIPELINE_DEPTH, must_succeed
@@ -36,7 +36,7 @@ from applier.apply.transactions import groupmerge
 from applier.apply.transactions.keptgtids import KeptGtids
 from applier.apply.transactions.lockretry import LockRetries
 from applier.apply.transactions.options import ApplyOptions, Totals  # noqa: F401 (the door seed/ uses)
-from applier.apply.transactions.serverrows import BinlogRun, ServerRows
+from applier.apply.transactions.serverrows import BinlogRun, ServerRows, why_not
 from applier.apply.transactions.writeset import WriteSets
 from applier.binlog.events import RawRows, RowChange, Statement, Transaction
 from applier.binlog.rows.rowchanges import expanded
@@ -100,7 +100,9 @@ class TransactionApplier:
         self.server_rows = None if (
             route is None or not route.enabled or options.idempotent or self.staging
             or options.keep_source_gtids) else ServerRows(
-                route, conn, executor.max_packet, self.table_plan, self._not_for_server)
+                route, conn, executor.max_packet, self.table_plan,
+                lambda tp: why_not(tp, self.versioning, options.target_triggers,
+                                   self.schemas))
         if self.kept is not None:
             self.statements.before_execute = self.kept.before_statement
 
@@ -312,19 +314,6 @@ class TransactionApplier:
             self.checks.set(self.executor, group[0].checks_off)
             applied += self._rows(group, txn)
         return applied
-
-    def _not_for_server(self, tp: TablePlan) -> str | None:
-        """What keeps a table's rows events from the target's own row applier: its
-        definition (applier.apply.rows.binlogtext.why_not), versioning, triggers."""
-        why = binlogtext.why_not(tp)
-        if why is not None:
-            return why
-        if self.versioning.period(tp) is not None:
-            return "system-versioned"
-        if self._options.target_triggers == triggers.FIRE and self.schemas.triggers(
-                tp.schema, tp.table):
-            return "its triggers fire"
-        return None
 
     def _commit(self, end: Position, gtids: list[str | None], transactions: int,
                 rows: int) -> None:
