@@ -124,32 +124,34 @@ def decode_rows(rb: RowsBody, codecs: Sequence[ColumnCodec]) -> list[tuple[dict 
         codecs = tuple(codecs)
         readers, specs = _readers(codecs), rowc._rowc and rowc.c_specs(codecs)
     if specs and not rb.partial:
-        try:
-            return rowc._rowc.decode_rows(
-                rb.rows, rowc.C_KINDS[rb.kind], _present(rb.present, ncols),
-                _present(rb.present_after, ncols) if rb.kind == "update" else None,
-                specs, readers)
-        except rowc._rowc.Fallback:
-            pass  # the bytes did not decode cleanly: the Python path gives the exact error
+        rows = _compiled(rowc._rowc.decode_rows, rb, ncols, specs, readers)
+        if rows is not None:
+            return rows
     return _decode_rows(rb, codecs, readers)
 
 
 def count_rows(rb: RowsBody, codecs: Sequence[ColumnCodec]) -> int:
     """How many rows the event holds (what decode_rows would give), without making their
     values when the compiled decoder handles its columns."""
-    if not rb.partial:
-        ncols = len(codecs)
-        if type(codecs) is TableCodecs and ncols == rb.column_count:
-            readers, specs = codecs.decoders()
-            if specs:
-                try:
-                    return rowc._rowc.count_rows(
-                        rb.rows, rowc.C_KINDS[rb.kind], _present(rb.present, ncols),
-                        _present(rb.present_after, ncols) if rb.kind == "update" else None,
-                        specs, readers)
-                except rowc._rowc.Fallback:
-                    pass  # the Python path decodes it, or names what is wrong
+    ncols = len(codecs)
+    if not rb.partial and type(codecs) is TableCodecs and ncols == rb.column_count:
+        readers, specs = codecs.decoders()
+        if specs:
+            n = _compiled(rowc._rowc.count_rows, rb, ncols, specs, readers)
+            if n is not None:
+                return n
     return len(decode_rows(rb, codecs))
+
+
+def _compiled(fn, rb: RowsBody, ncols: int, specs: tuple, readers: tuple):
+    """``fn`` (the compiled decode_rows or count_rows) of the event, or None when its
+    bytes do not decode cleanly: the Python path then gives the exact result or error."""
+    try:
+        return fn(rb.rows, rowc.C_KINDS[rb.kind], _present(rb.present, ncols),
+                  _present(rb.present_after, ncols) if rb.kind == "update" else None,
+                  specs, readers)
+    except rowc._rowc.Fallback:
+        return None
 
 
 def _decode_rows(rb: RowsBody, codecs: tuple[ColumnCodec, ...], readers: tuple):
