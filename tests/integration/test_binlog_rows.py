@@ -163,3 +163,21 @@ def test_checks_after_a_binlog_statement_are_the_applier_s(replica):
     _same_rows = "SELECT COUNT(*) FROM same_t"
     assert replica.rows(_same_rows) == replica.src_rows(_same_rows)
     assert replica.rows("SELECT * FROM c") == []
+
+
+def test_transactions_that_begin_with_a_small_change_take_the_way_too(replica):
+    """Each source transaction writes a row of its own first, then thousands: the large
+    events of every transaction after the first go the server's way (on MySQL the
+    session's FORMAT_DESCRIPTION is sent only outside a transaction: once the first
+    one, applied through SQL, commits)."""
+    replica.src(f"CREATE TABLE same_t ({COLUMNS})", "CREATE TABLE audit (id INT PRIMARY KEY)")
+    replica.tgt(f"CREATE TABLE same_t ({COLUMNS})", "CREATE TABLE audit (id INT PRIMARY KEY)")
+    for t in range(4):
+        replica.src("BEGIN", f"INSERT INTO audit VALUES ({t})",
+                    "INSERT INTO same_t VALUES " + ", ".join(
+                        f"({i}, {i}, 'row {i}', {i}.5, '')"
+                        for i in range(t * 1000, t * 1000 + 1000)), "COMMIT")
+    assert replica.catch_up(group_max_transactions=1) == ExitStatus.OK, replica.last_error
+    _same(replica, "same_t")
+    assert replica.rows("SELECT COUNT(*) FROM audit") == [(4,)]
+    assert replica.binlog_rows >= 3 * 900  # the last three transactions, at least

@@ -113,6 +113,8 @@ class ServerRows:
         self.limit = min(RUN_BYTES, (max_packet - 1024) * 3 // 4 - 64)
         self.sent: FormatDescription | None = None  # the session's FORMAT_DESCRIPTION
         self.fresh = True  # nothing written in the target transaction yet
+        # MySQL: a FORMAT_DESCRIPTION a run needed mid-transaction, sent once it commits
+        self.wanted: FormatDescription | None = None
         self._formats: dict[bytes, FormatDescription | None] = {}
 
     # -- which changes ------------------------------------------------------------------
@@ -205,13 +207,22 @@ class ServerRows:
                 done)
         return rows
 
+    def committed(self, ex) -> None:
+        """The target transaction committed: the session is ready for a FORMAT_DESCRIPTION
+        a run wanted (MySQL: each transaction could otherwise begin with SQL)."""
+        self.fresh = True
+        wanted, self.wanted = self.wanted, None
+        if wanted is not None and self.route.usable:
+            self._ready(ex, wanted)
+
     def _ready(self, ex, fde: FormatDescription) -> bool:
         """The session has read ``fde`` (sent now when it may be)."""
         if self.sent is not None and self.sent.raw == fde.raw:
             return True
         mysql = self.flavor != MARIADB
-        if mysql and not self.fresh:
-            return False  # outside a transaction only: at the next one
+        if mysql and not self.fresh:  # outside a transaction only: after this one commits
+            self.wanted = fde
+            return False
         ex.drain()
         if mysql:
             ex.commit()  # ends a read the definitions began (nothing is written yet)

@@ -336,7 +336,7 @@ class TransactionApplier:
         if self.staging is not None:  # committed: its rows to the validator, in order
             self.staging.committed()
         if self.server_rows is not None:
-            self.server_rows.fresh = True
+            self.server_rows.committed(ex)
 
     def _skip(self, txn: Transaction) -> int:
         """A transaction the target executed already (keep_source_gtids): not applied;
