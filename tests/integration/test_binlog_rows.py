@@ -181,3 +181,20 @@ def test_transactions_that_begin_with_a_small_change_take_the_way_too(replica):
     _same(replica, "same_t")
     assert replica.rows("SELECT COUNT(*) FROM audit") == [(4,)]
     assert replica.binlog_rows >= 3 * 900  # the last three transactions, at least
+
+
+def test_a_check_constraint_on_the_target_is_checked(replica):
+    """MariaDB's row applier passes over CHECK constraints (MySQL's checks them): a
+    target table with one takes the SQL way, and a row it refuses stops (MySQL 3819,
+    MariaDB 4025) with nothing of its transaction committed, on both flavours."""
+    replica.src(f"CREATE TABLE same_t ({COLUMNS})")
+    replica.tgt(f"CREATE TABLE same_t ({COLUMNS}, CONSTRAINT small CHECK (id < 1500))")
+    assert replica.catch_up() == ExitStatus.OK, replica.last_error
+    before = replica.checkpoint()
+    _bulk(replica, "same_t", rows=2000)
+    assert replica.catch_up() == ExitStatus.REPLICATION_STOPPED
+    assert "3819" in replica.last_error or "4025" in replica.last_error, replica.last_error
+    assert replica.binlog_rows == 0
+    # the first 1000 rows' transaction committed; nothing of the refused one (1000-1999)
+    assert replica.rows("SELECT COUNT(*), MAX(id) FROM same_t") == [(1000, 999)]
+    assert replica.checkpoint() != before

@@ -110,8 +110,10 @@ def why_not(tp) -> str | None:
     """Why the server's row applier could not apply this table's rows events as the
     applier would (a TablePlan: applier.apply.rows.plans), or None: same schema and
     table names, the same columns in the same order with the same names, identical
-    types (no conversion), none generated, extra, missing or dropped. (The server maps
-    a rows event's columns by position and converts by its own settings.)"""
+    types (no conversion), none generated, extra, missing or dropped, none NOT NULL on
+    the target that may be NULL on the source. (The server maps a rows event's columns
+    by position and converts by its own settings; a NULL into a NOT NULL column it
+    writes as the column's implicit default where the applier's SQL stops with 1048.)"""
     m = tp.mapping
     src, tgt = m.source, m.target
     if (src.schema, src.table) != (tgt.schema, tgt.table):
@@ -130,4 +132,6 @@ def why_not(tp) -> str | None:
             return f"column {t.name} is converted"
         if s.type.charset != t.type.charset:
             return f"column {t.name} has another character set"
+        if s.nullable and not t.nullable:  # the server's row applier would store a default
+            return f"column {t.name} is NOT NULL on the target only"
     return None

@@ -75,6 +75,16 @@ def signatures(conn, schema: str, tables: Iterable[str]) -> dict[str, Signature]
     return {t: (sig, parts["i"].get(t), parts["t"].get(t)) for t, sig in parts["c"].items()}
 
 
+def check_constraints(conn, schema: str, table: str) -> int:
+    """How many CHECK constraints the table has (MySQL 8.0.16+, MariaDB 10.2+: column
+    and table ones alike)."""
+    with conn.cursor() as cur:
+        cur.execute("SELECT COUNT(*) FROM information_schema.TABLE_CONSTRAINTS WHERE"
+                    " TABLE_SCHEMA = %s AND TABLE_NAME = %s AND CONSTRAINT_TYPE = 'CHECK'",
+                    (schema, table))
+        return int(cur.fetchone()[0])
+
+
 def _dict_rows(cursor) -> list[dict]:
     names = [d[0].upper() for d in cursor.description]
     return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]

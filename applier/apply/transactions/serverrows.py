@@ -32,6 +32,7 @@ from applier.apply.rows import binlogtext
 from applier.apply.rows.binlogtext import FormatDescription
 from applier.apply.target import triggers
 from applier.apply.target.inflight import Replay
+from applier.apply.target.schema import check_constraints
 from applier.binlog.events import RawRows, RowChange, RowsWire
 from applier.binlog.rows.rowchanges import count, expand
 from applier.connection.flavor import MARIADB, flavor_of, version_number
@@ -260,7 +261,9 @@ class ServerRows:
 def why_not(tp, versioning, target_triggers: str, schemas) -> str | None:
     """What keeps a table's rows events from the target's own row applier: its
     definition (`binlogtext.why_not`), system versioning (``versioning.period``), triggers
-    that fire (``target_triggers`` "fire" and ``schemas.triggers``); None: nothing."""
+    that fire (``target_triggers`` "fire" and ``schemas.triggers``), CHECK constraints
+    (MariaDB's row applier does not check them: measured, bench/RESULTS.md "Issue 34,
+    seventh session"); None: nothing. Read when the table's plan is built."""
     why = binlogtext.why_not(tp)
     if why is not None:
         return why
@@ -268,4 +271,6 @@ def why_not(tp, versioning, target_triggers: str, schemas) -> str | None:
         return "system-versioned"
     if target_triggers == triggers.FIRE and schemas.triggers(tp.schema, tp.table):
         return "its triggers fire"
+    if check_constraints(schemas.conn, tp.schema, tp.table):
+        return "it has CHECK constraints"
     return None

@@ -130,6 +130,20 @@ def test_a_table_that_differs_goes_through_sql(target, why):
     assert why in bt.why_not(_plan(target))
 
 
+def test_a_column_not_null_on_the_target_only_goes_through_sql():
+    """A NULL into a NOT NULL column: the server's row applier writes the implicit
+    default (tests/integration/test_strict_apply.py found it), the applier stops (1048)."""
+    source = SourceTable("db", "t", 7, (Column(0, "id", INT, nullable=False),
+                                        Column(1, "v", INT, nullable=True)))
+    def plan(v_nullable: bool, id_nullable: bool = False):
+        target = TableDef("db", "t", (Column(0, "id", INT, nullable=id_nullable),
+                                      Column(1, "v", INT, nullable=v_nullable)))
+        return TablePlan(build_mapping(source, target, Mode()))
+    assert "NOT NULL on the target only" in bt.why_not(plan(False))
+    assert bt.why_not(plan(True)) is None
+    assert bt.why_not(plan(True, id_nullable=True)) is None  # never NULL on the source
+
+
 def test_another_target_name_goes_through_sql():
     assert "another name" in bt.why_not(_plan((("id", INT), ("name", NAME)), table="t2"))
     assert "another name" in bt.why_not(_plan((("id", INT), ("name", NAME)), schema="db2"))
