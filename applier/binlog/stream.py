@@ -149,8 +149,9 @@ class BinlogSource:
         self.handled = handled
         self.read_from_bytes = read_from_bytes  # event types read without the library
         self.tables: dict[int, tuple[types.SourceTable, Sequence[rowimage.ColumnCodec]]] = {}
-        # rows events of at least this many bytes yielded undecoded (RawRows: the reader
-        # process, applier.ops.readerprocess); None: every one decoded
+        # rows events of at least this many bytes yielded undecoded (RawRows: the daemon
+        # sets it, the applier applies them as they are or decodes them); None: every
+        # one decoded here
         self.raw_from: int | None = None
         self._stream: BinLogStreamReader | None = None
         self._events: eventreader.EventReader | None = None

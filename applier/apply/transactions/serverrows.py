@@ -72,17 +72,20 @@ class BinlogRun:
     """Consecutive large rows events (RawRows) of one table map, not decoded: decoded
     only when the statement cannot be used (``changes``)."""
 
-    __slots__ = ("fde", "table_map", "raws", "size")
+    __slots__ = ("raws", "size")
 
     def __init__(self, raw: RawRows):
-        self.fde = raw.wire.fde
-        self.table_map = raw.wire.table_map
         self.raws: list[RawRows] = [raw]
         self.size = len(raw.body)
 
+    @property
+    def wire(self) -> RowsWire:
+        """The first event's bytes: its table map and FORMAT_DESCRIPTION are the run's."""
+        return self.raws[0].wire
+
     def takes(self, raw: RawRows, limit: int) -> bool:
-        wire = raw.wire
-        return (wire.table_map == self.table_map and wire.fde == self.fde
+        wire, first = raw.wire, self.wire
+        return (wire.table_map == first.table_map and wire.fde == first.fde
                 and self.size + len(raw.body) <= limit)
 
     def add(self, raw: RawRows) -> None:
@@ -185,7 +188,7 @@ class ServerRows:
     def apply(self, ex, run: BinlogRun, by_sql: Callable[[list[RowChange]], int]) -> int:
         """Apply the run in the open transaction: a BINLOG statement, else ``by_sql`` of
         its changes (also after a statement that failed). The row changes applied."""
-        fde = self._formats.get(run.fde)
+        fde = self._formats.get(run.wire.fde)
         if fde is None or not self.route.usable or not self._ready(ex, fde):
             return by_sql(run.changes())
         rows, route = run.rows(), self.route
@@ -204,7 +207,8 @@ class ServerRows:
 
         # sent, its result read before the next statement goes out (or later, pipelined):
         # the next run is gathered while the server applies this one
-        ex.send(binlogtext.statement(run.table_map, [(r.wire.head, r.body) for r in run.raws]),
+        ex.send(binlogtext.statement(run.wire.table_map,
+                                    [(r.wire.head, r.body) for r in run.raws]),
                 done)
         return rows
 
