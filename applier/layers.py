@@ -51,8 +51,8 @@ GUARDED = ("applier.apply", "applier.ops")
 # row images, table maps, wire bytes, then the assembler and the stream that use them all
 ROOMS = {
     "applier.apply": ("target", "ddl", "rows", "transactions"),
-    "applier.binlog": ("queryvars", "events", "eventtypes", "redact", "rows", "tablemaps",
-                       "wire", "assembler", "purged", "stream"),
+    "applier.binlog": ("queryvars", "events", "rawtables", "eventtypes", "redact", "rows",
+                       "tablemaps", "wire", "assembler", "purged", "stream"),
 }
 
 

@@ -47,6 +47,7 @@ from pathlib import Path
 from applier.connection.factory import connect
 from applier.sandbox.servers import Sandbox
 from bench import slowdisk
+from bench.bench_catchup import LAST as catchup_last
 from bench.bench_catchup import _one
 from bench.bench_catchup import native as catchup_native
 from bench.bench_catchup import ours as catchup_ours
@@ -213,6 +214,7 @@ def main() -> None:
     runs: dict[str, list[float]] = {}
     cpus: dict[str, list[float]] = {}  # the applier's CPU seconds (all its threads)
     switches: dict[str, list[int]] = {}  # the applier's threads' context switches
+    by_binlog: dict[str, list[int]] = {}  # row changes the applier sent as BINLOG statements
     right: dict[str, bool] = {}
     with cpu_hogs(args.hog):
         for _ in range(args.rounds):  # interleaved: a change in the machine's load hits all
@@ -248,6 +250,7 @@ def main() -> None:
                 runs.setdefault(label, []).append(took)
                 cpus.setdefault(label, []).append(cpu)
                 switches.setdefault(label, []).append(context_switches(before))
+                by_binlog.setdefault(label, []).append(catchup_last["binlog_rows"])
                 right[label] = right.get(label, True) and checksums(
                     target, args.tables) == want
     events = int(tps.group(1)) if tps else args.events
@@ -260,7 +263,8 @@ def main() -> None:
         each = "" if len(times) == 1 else " (runs: " + ", ".join(f"{x:.2f}" for x in
                                                                   times) + ")"
         cpu = (f", CPU {statistics.median(cpus[label]):.2f} s, context switches per"
-               f" transaction {statistics.median(switches[label]) / events:.2f}"
+               f" transaction {statistics.median(switches[label]) / events:.2f}, rows by"
+               f" BINLOG {min(by_binlog[label]):,}-{max(by_binlog[label]):,}"
                if label in cpus else "")
         print(f"{label}: {took:.2f} s{' median' if each else ''}, {events / took:,.0f}"
               f" transactions/s, {'result equal' if equal else 'RESULT DIFFERS'}"

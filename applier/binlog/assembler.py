@@ -96,6 +96,11 @@ class Assembler:
         # large rows event (a target of the same flavour may apply it as it came)
         self.fde = b""
         self.map_events: dict[int, WireEvent] = {}
+        # each table id's table map bytes as first made, kept while its body is the same
+        # (a table map per statement: one bytes object crosses and is compared)
+        self.map_raws: dict[int, tuple[bytes, bytes]] = {}
+        # tables whose every rows event is kept as a RawRows (applier.binlog.rawtables)
+        self.raw_tables = getattr(source, "raw_tables", None)
 
     def _dispatch(self, handled: frozenset[int]) -> dict[int, Callable]:
         """Event type -> the method that takes it, for the types in `handled`."""
@@ -138,6 +143,7 @@ class Assembler:
         if ev.timestamp != 0:  # a real rotation: table ids may be reused
             self.src.tables.clear()
             self.map_events.clear()
+            self.map_raws.clear()
         return []
 
     def _format_description(self, ev: WireEvent) -> list[Transaction]:
@@ -254,8 +260,10 @@ class Assembler:
         self.open = True
         flt = self.src.table_filter
         if flt is None or self._accepts(flt, table.schema, table.table):
-            if self.raw_from is not None and len(body) >= self.raw_from:
-                wire = self._wire(ev, table_id) if len(body) >= WIRE_FROM else None
+            raw_tables = self.raw_tables
+            wanted = raw_tables is not None and (table.schema, table.table) in raw_tables.names
+            if self.raw_from is not None and (wanted or len(body) >= self.raw_from):
+                wire = self._wire(ev, table_id) if wanted or len(body) >= WIRE_FROM else None
                 raw = RawRows(ev.type_code, table, codecs, body, self._at(ev), wire)
                 self.changes.append(raw)
                 self.raw_units += raw.units - 1
@@ -271,9 +279,12 @@ class Assembler:
         table_map = self.map_events.get(table_id)
         if table_map is None or not self.fde:
             return None
+        made = self.map_raws.get(table_id)
+        if made is None or made[0] != table_map.body:
+            made = self.map_raws[table_id] = (table_map.body, table_map.raw())
         head = wireevent.HEADER.pack(ev.timestamp, ev.type_code, ev.server_id, ev.size,
                                      ev.log_pos, ev.flags)
-        return RowsWire(self.fde, table_map.raw(), head, ev.body)
+        return RowsWire(self.fde, made[1], head, ev.body)
 
     def _accepts(self, flt: Callable[[str, str], bool], schema: str, table: str) -> bool:
         """flt(schema, table), asked once per table: a stream's filter does not change

@@ -153,6 +153,8 @@ class BinlogSource:
         # sets it, the applier applies them as they are or decodes them); None: every
         # one decoded here
         self.raw_from: int | None = None
+        # ... and every rows event of these tables (applier.binlog.rawtables), or None
+        self.raw_tables = None
         self._stream: BinLogStreamReader | None = None
         self._events: eventreader.EventReader | None = None
         self._stream_connections = 0

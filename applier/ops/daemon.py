@@ -29,6 +29,7 @@ from applier.apply.transactions.options import ApplyOptions
 from applier.apply.transactions.serverrows import BinlogRoute
 from applier.apply.transactions.transaction import TransactionApplier
 from applier.binlog.events import WIRE_FROM
+from applier.binlog.rawtables import RawTables
 from applier.binlog.stream import BinlogSource
 from applier.config import Config
 from applier.connection.factory import connect
@@ -228,6 +229,8 @@ class Daemon(Reporting):
             # large rows events reach the applier undecoded (RawRows): applied as they
             # are where they may (BINLOG statements), else decoded there
             source.raw_from = WIRE_FROM
+            # ... and every one of the tables the applier names (applier.binlog.rawtables)
+            source.raw_tables = self._raw_tables()
             self._set_state("running")
             if self.notify:
                 self.notify.ready()
@@ -335,7 +338,23 @@ class Daemon(Reporting):
         many = parallel.start(self.cfg.target, applier, workers, self.limits, self._applied)
         if self.cfg.replication.parallel_mode != "adaptive" or pipeline is None:
             return many
-        return adaptive.AdaptiveApply(single, many, pipeline.ready)
+        tables = self.options.binlog.raw_tables
+        return adaptive.AdaptiveApply(
+            single, many, pipeline.ready,
+            on_mode=None if tables is None else
+            lambda mode: tables.pause(mode == adaptive.PARALLEL))
+
+    def _raw_tables(self) -> RawTables | None:
+        """The tables whose every rows event the reader keeps as bytes, named by the
+        commit group's applier (BINLOG statements of many transactions): not with
+        parallel connections only (they merge decoded rows), nor where the way is off."""
+        route, r = self.options.binlog, self.cfg.replication
+        if not route.usable or self.options.keep_source_gtids or (
+                r.parallel_workers > 1 and r.parallel_mode != "adaptive"):
+            return None
+        if route.raw_tables is None:
+            route.raw_tables = RawTables()
+        return route.raw_tables
 
     def _start_verify(self) -> None:
         """[verify] mode sample or full: the validator thread, fed by the row writer."""

@@ -77,18 +77,27 @@ class ReaderProcess:
         self._thread: threading.Thread | None = None
         self._stopping = False
         self._reaping = threading.Lock()  # the child is reaped once, then never signalled
+        # the tables whose rows events the child keeps as bytes (applier.binlog.rawtables),
+        # told to the child through a pipe of their own as the applier names them
+        self._tables = getattr(pipeline.source, "raw_tables", None)
+        self._told = None
 
     def start(self) -> None:
         recv, send = Pipe(duplex=False)
         _bigger_pipe(send.fileno())
+        told, tell = Pipe(duplex=False) if self._tables is not None else (None, None)
         parent = os.getpid()
         pid = os.fork()
         if pid == 0:  # the child: never returns
             code = 1
             try:
                 recv.close()
-                _child_setup(parent, keep=send.fileno())
-                _child_run(self.pipeline, send)
+                keep = [send.fileno()]
+                if told is not None:
+                    tell.close()
+                    keep.append(told.fileno())
+                _child_setup(parent, keep=keep)
+                _child_run(self.pipeline, send, told)
                 code = 0
             except BaseException:  # noqa: BLE001 - the daemon hears of it as an early end
                 pass
@@ -96,6 +105,10 @@ class ReaderProcess:
                 os._exit(code)
         send.close()
         self.pid, self._recv = pid, recv
+        if told is not None:
+            told.close()
+            self._told = tell
+            self._tables.listen(self._tell)
         self._thread = threading.Thread(target=self._receive, name="binlog-receiver",
                                         daemon=True)
         self._thread.start()
@@ -141,9 +154,21 @@ class ReaderProcess:
             return f"killed by signal {os.WTERMSIG(status)}"
         return f"exit status {os.WEXITSTATUS(status)}"
 
+    def _tell(self, names: frozenset) -> None:
+        """The child's set of tables read as bytes (lost with a child that ended: the
+        next one is told at its start)."""
+        try:
+            self._told.send(names)
+        except (OSError, ValueError):
+            pass
+
     def stop(self) -> None:
         """End the child (it may be waiting for the source or for room) and the receiver."""
         self._stopping = True
+        if self._told is not None:
+            self._tables.unlisten(self._tell)
+            self._told.close()
+            self._told = None
         with self._reaping:  # never a signal to a number the child no longer holds
             if self.pid is not None:
                 try:
@@ -167,7 +192,7 @@ def _bigger_pipe(fd: int) -> None:
         pass
 
 
-def _child_setup(parent: int, keep: int) -> None:
+def _child_setup(parent: int, keep: list[int]) -> None:
     """Die with the daemon; default signal actions; no copy of the daemon's sockets and
     pipes (each pointed at /dev/null, so their numbers stay taken)."""
     try:
@@ -182,7 +207,7 @@ def _child_setup(parent: int, keep: int) -> None:
     devnull = os.open(os.devnull, os.O_RDWR)
     for name in os.listdir("/proc/self/fd"):
         fd = int(name)
-        if fd <= 2 or fd in (keep, devnull):
+        if fd <= 2 or fd == devnull or fd in keep:
             continue
         try:
             mode = os.fstat(fd).st_mode
@@ -192,9 +217,13 @@ def _child_setup(parent: int, keep: int) -> None:
             os.dup2(devnull, fd)
 
 
-def _child_run(pipeline, send) -> None:
-    """The reader loop into a queue of the child's own, sent frame by frame."""
+def _child_run(pipeline, send, told=None) -> None:
+    """The reader loop into a queue of the child's own, sent frame by frame; ``told``:
+    the daemon's tables to keep as bytes, read by a thread into the source's set."""
     source = pipeline.source
+    if told is not None:
+        threading.Thread(target=_told, args=(told, source.raw_tables),
+                         name="binlog-raw-tables", daemon=True).start()
     queue = pipeline.queue = pipe.Handoff(pipeline.queue.budget, pipeline.queue.depth)
     pipeline.on_read = None  # the daemon's side calls it as items arrive
     if hasattr(source, "raw_from"):
@@ -207,6 +236,15 @@ def _child_run(pipeline, send) -> None:
     sender.start()
     pipeline._read()
     sender.join()
+
+
+def _told(told, tables) -> None:
+    """Each set the daemon sends replaces the child's (the reader reads it whole)."""
+    try:
+        while True:
+            tables.names = told.recv()
+    except (EOFError, OSError):
+        return
 
 
 class _LogItems(logging.handlers.QueueHandler):

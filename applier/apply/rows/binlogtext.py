@@ -10,10 +10,11 @@ and kept by tests/integration/test_binlog_rows.py):
   * a FORMAT_DESCRIPTION must come first in the session (else 1609). The one sent here
     has its creation time 0 and the "binlog in use" flag cleared: the source's own
     first FORMAT_DESCRIPTION would tell the server its source restarted;
-  * a rows event flagged STMT_END_F ends the statement and drops its table map: a rows
+  * a rows event flagged STMT_END_F ends the statement and drops its table maps: a rows
     event after it in the same BINLOG statement is passed over *without an error*. So a
-    statement here is one table map and rows events of that table, the flag on the last
-    one only (`statement`; every event is rebuilt with its size and CRC32);
+    statement here is the table maps of its tables, then their rows events (of one or of
+    many source transactions, in source order), the flag on the last one only
+    (`statement`; every event is rebuilt with its size);
   * a failed statement (1032 a row not found, 1062 a duplicate) undoes itself only; the
     transaction goes on;
   * a FORMAT_DESCRIPTION that says "no checksums" is taken, and the events after it then
@@ -86,13 +87,15 @@ def rows_flags(body: bytes) -> int:
     return struct.unpack_from("<H", body, _ROWS_FLAGS_AT)[0]
 
 
-def statement(table_map: bytes, rows: list[tuple[bytes, bytes]]) -> str:
-    """``BINLOG '...'``: the table map (an event from its header on, no checksum) and
-    the rows events (header, body) of its table, STMT_END_F on the last one only (after
-    the FormatDescription's event: no checksums)."""
+def statement(table_maps: list[bytes], rows: list[tuple[bytes, bytes]]) -> str:
+    """``BINLOG '...'``: the table maps (events from their header on, no checksum; one
+    per table id), then the rows events (header, body) of those tables, STMT_END_F on
+    the last one only (after the FormatDescription's event: no checksums). Every table
+    map comes first, as in the source's binlog for a statement that changes several
+    tables: the server opens them all at the first rows event."""
     if not rows:
         raise BinlogTextError("a BINLOG statement without rows events")
-    parts = [rebuilt(table_map[:HEADER_LEN], table_map[HEADER_LEN:])]
+    parts = [rebuilt(t[:HEADER_LEN], t[HEADER_LEN:]) for t in table_maps]
     last = len(rows) - 1
     for i, (head, body) in enumerate(rows):
         flags = rows_flags(body)

@@ -219,12 +219,18 @@ class AdaptiveApply:
 
     def __init__(self, single, parallel, backlog: Callable[[], bool],
                  chooser: ModeChooser | None = None,
-                 clock: Callable[[], float] = time.monotonic):
+                 clock: Callable[[], float] = time.monotonic,
+                 on_mode: Callable[[str], None] | None = None):
         self.ways = {SINGLE: single, PARALLEL: parallel}
         self.backlog = backlog
         self.chooser = chooser or ModeChooser()
         self.clock = clock
+        # told the way in use, now and at each switch (the reader keeps rows events as
+        # bytes for one connection only: applier.binlog.rawtables)
+        self.on_mode = on_mode
         self._started = False
+        if on_mode is not None:
+            on_mode(self.chooser.mode)
 
     @property
     def mode(self) -> str:
@@ -245,7 +251,10 @@ class AdaptiveApply:
         elif chooser.over(now):
             if chooser.drains:
                 self.current.commit()  # everything of the window committed (or stopped)
+            before = chooser.mode
             chooser.close(self.clock())
+            if self.on_mode is not None and chooser.mode != before:
+                self.on_mode(chooser.mode)
             now = self.clock()
             chooser.start(now)
         backlog = self.backlog() if chooser.measuring else True

@@ -10,6 +10,10 @@ Only transactions of row changes that were read whole join a group; one with a s
 its own, as always. Inside a group, the row changes of consecutive transactions whose
 rows have keys on the target are merged into set-based statements where their order
 allows (applier.apply.transactions.groupmerge): a few statements for hundreds of small transactions.
+Consecutive transactions whose every change is a rows event of a table that is the same
+on both sides (applier.apply.transactions.serverrows ``whole``) are written together as
+BINLOG statements instead: the target's own row applier applies them, a statement for
+many transactions.
 
 Every guarantee of one transaction per commit holds for the group:
 
@@ -35,7 +39,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from applier.apply.target.inflight import Replay
-from applier.binlog.events import Statement, Transaction
+from applier.binlog.events import WIRE_FROM, RawRows, Statement, Transaction
+from applier.binlog.rows.rowchanges import expand
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +54,9 @@ MERGE_ROWS = 500
 # a transaction with more row changes is not merged: it fills set-based statements of its
 # own (merging would only add the cost of its keys)
 MERGE_TXN_ROWS = 100
+# bytes of rows events held to be written as BINLOG statements: written once this many
+# wait (the server applies them while the rest of the group is read)
+RAW_WRITE_BYTES = 128 << 10
 
 
 @dataclass(frozen=True)
@@ -67,42 +75,90 @@ def joins_group(txn: Transaction) -> bool:
 
 
 class Held:
-    """Transactions with keys held on ``applier``'s open target transaction to be merged
-    into set-based statements (applier.apply.transactions.groupmerge); written once
-    ``MERGE_ROWS`` changes are held, or before a transaction that is not merged, or by
-    ``write``. ``lookups``: those of what was merged and written. Shared by a commit group
-    and a parallel task (applier.apply.transactions.taskwrite)."""
+    """Transactions held on ``applier``'s open target transaction: those with keys, to be
+    merged into set-based statements (applier.apply.transactions.groupmerge), written
+    once ``MERGE_ROWS`` changes are held; with ``binlog`` (a commit group's), those the
+    target's row applier takes whole, written together as BINLOG statements once
+    ``RAW_WRITE_BYTES`` are held. Either is written before a transaction of the other
+    kind or one that is not merged, and by ``write``. ``lookups``: those of what was
+    merged and written. Shared by a commit group and a parallel task
+    (applier.apply.transactions.taskwrite: rows events decoded, merged by their keys)."""
 
-    def __init__(self, applier):
+    def __init__(self, applier, binlog: bool = False):
         self.applier = applier
+        self.binlog = binlog
         self.txns: list[tuple[Transaction, list]] = []
         self.rows = 0
         self.lookups: Counter = Counter()
+        self.raws: list[Transaction] = []
+        self.raw_bytes = 0
 
     def __bool__(self) -> bool:
-        return bool(self.txns)
+        return bool(self.txns) or bool(self.raws)
 
     def add(self, txn: Transaction,
             before_alone: Callable[[], None] | None = None) -> tuple[int, Counter]:
         """Hold ``txn``, or write it now after what is held when its changes have no keys
         (``before_alone()`` first): its row changes and lookups."""
         applier = self.applier
-        keys = applier.change_keys(txn) if len(txn.changes) <= MERGE_TXN_ROWS else None
+        server = getattr(applier, "server_rows", None) if self.binlog else None
+        if server is not None:
+            rows = server.whole(txn)
+            if rows is not None:
+                self._write_keyed()
+                self.raws.append(txn)
+                self.raw_bytes += sum(len(c.body) for c in txn.changes)
+                if self.raw_bytes >= RAW_WRITE_BYTES:
+                    self._write_raws()
+                return rows, Counter()
+            server.note(txn.changes)
+        self._write_raws()
+        keyed = _decoded(txn)
+        keys = applier.change_keys(keyed) if len(keyed.changes) <= MERGE_TXN_ROWS else None
         if keys is None:
-            self.write()
+            self._write_keyed()
             if before_alone is not None:
                 before_alone()
             return applier.add(txn)
-        self.txns.append((txn, keys))
+        self.txns.append((keyed, keys))
         self.rows += len(keys)
         if self.rows >= MERGE_ROWS:
-            self.write()
+            self._write_keyed()
         return len(keys), Counter()
 
     def write(self) -> None:
+        self._write_raws()
+        self._write_keyed()
+
+    def _write_keyed(self) -> None:
         if self.txns:
             held, self.txns, self.rows = self.txns, [], 0
             self.lookups.update(self.applier.add_merged(held))
+
+    def _write_raws(self) -> None:
+        """The rows events held, in source order, as one transaction's: BINLOG statements
+        of many source transactions (applier.apply.transactions.serverrows)."""
+        if self.raws:
+            raws, self.raws, self.raw_bytes = self.raws, [], 0
+            last = raws[-1]
+            self.applier.add(Transaction(last.end, [c for t in raws for c in t.changes],
+                                         last.timestamp))
+
+
+def _decoded(txn: Transaction) -> Transaction:
+    """``txn`` with its small rows events kept as bytes (RawRows: the reader keeps every
+    event of a table the way may take) decoded, so that its rows have keys and merge; a
+    large one stays (its transaction is not merged)."""
+    changes = txn.changes
+    if not any(type(c) is RawRows and len(c.body) < WIRE_FROM for c in changes):
+        return txn
+    out = []
+    for c in changes:
+        if type(c) is RawRows and len(c.body) < WIRE_FROM:
+            out.extend(expand(c))
+        else:
+            out.append(c)
+    return Transaction(txn.end, out, txn.timestamp, txn.streamed)
 
 
 class CommitGroup:
@@ -118,7 +174,7 @@ class CommitGroup:
         self._row_total = 0
         self._lookups: list[Counter] = []
         self._opened = 0.0
-        self._held = Held(applier)
+        self._held = Held(applier, binlog=True)
 
     def __len__(self) -> int:
         return len(self.txns)
@@ -176,7 +232,7 @@ class CommitGroup:
     def _take(self):
         taken = self.txns, self._rows, self._lookups
         self.txns, self._rows, self._lookups, self._row_total = [], [], [], 0
-        self._held = Held(self.applier)
+        self._held = Held(self.applier, binlog=True)
         return taken
 
     def _recover(self, exc: BaseException, failing: Transaction | None,

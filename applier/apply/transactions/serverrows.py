@@ -34,6 +34,7 @@ from applier.apply.target import triggers
 from applier.apply.target.inflight import Replay
 from applier.apply.target.schema import check_constraints
 from applier.binlog.events import RawRows, RowChange, RowsWire
+from applier.binlog.rawtables import RawTables
 from applier.binlog.rows.rowchanges import count, expand
 from applier.connection.flavor import MARIADB, flavor_of, version_number
 from applier.errors import TransientError
@@ -56,6 +57,9 @@ class BinlogRoute:
         self.enabled = enabled
         self.off = off  # why not, from the start (an option) or since a failure
         self.rows = 0
+        # the tables whose every rows event the reader keeps as bytes (the daemon's, when
+        # one commit group applies: applier.binlog.rawtables), or None
+        self.raw_tables: RawTables | None = None
 
     @property
     def usable(self) -> bool:
@@ -66,38 +70,52 @@ class BinlogRoute:
             self.off = reason
             log.warning("rows events are applied through SQL statements from now on: %s",
                         reason)
+            if self.raw_tables is not None:
+                self.raw_tables.pause(True)
+
+
+_TABLE_ID = slice(binlogtext.HEADER_LEN, binlogtext.HEADER_LEN + 6)  # in a table map
 
 
 class BinlogRun:
-    """Consecutive large rows events (RawRows) of one table map, not decoded: decoded
-    only when the statement cannot be used (``changes``)."""
+    """Consecutive rows events (RawRows) read under one FORMAT_DESCRIPTION, of one
+    source transaction or of several, not decoded: decoded only when the statement
+    cannot be used (``changes``). ``maps``: each table id's table map, in the order met
+    (a table id mapped to other bytes, after a definition changed, starts a new run)."""
 
-    __slots__ = ("raws", "size")
+    __slots__ = ("raws", "size", "maps")
 
     def __init__(self, raw: RawRows):
         self.raws: list[RawRows] = [raw]
         self.size = len(raw.body)
+        table_map = raw.wire.table_map
+        self.maps: dict[bytes, bytes] = {table_map[_TABLE_ID]: table_map}
 
     @property
     def wire(self) -> RowsWire:
-        """The first event's bytes: its table map and FORMAT_DESCRIPTION are the run's."""
+        """The first event's bytes: its FORMAT_DESCRIPTION is the run's."""
         return self.raws[0].wire
 
     def takes(self, raw: RawRows, limit: int) -> bool:
-        wire, first = raw.wire, self.wire
-        return (wire.table_map == first.table_map and wire.fde == first.fde
-                and self.size + len(raw.body) <= limit)
+        wire = raw.wire
+        if wire.fde != self.wire.fde or self.size + len(raw.body) > limit:
+            return False
+        table_map = wire.table_map
+        known = self.maps.get(table_map[_TABLE_ID])
+        return known is None or known is table_map or known == table_map
 
     def add(self, raw: RawRows) -> None:
         self.raws.append(raw)
         self.size += len(raw.body)
+        table_map = raw.wire.table_map
+        self.maps.setdefault(table_map[_TABLE_ID], table_map)
 
     def changes(self) -> list[RowChange]:
         return [c for raw in self.raws for c in expand(raw)]
 
-    def rows(self) -> int:
+    def rows(self, counted: Callable[[RawRows], int] = count) -> int:
         """Its row changes, counted without making them (applier.binlog.rows.rowchanges)."""
-        return sum(count(raw) for raw in self.raws)
+        return sum(counted(raw) for raw in self.raws)
 
 
 class ServerRows:
@@ -120,6 +138,10 @@ class ServerRows:
         # MySQL: a FORMAT_DESCRIPTION a run needed mid-transaction, sent once it commits
         self.wanted: FormatDescription | None = None
         self._formats: dict[bytes, FormatDescription | None] = {}
+        self._noted: dict[int, object] = {}  # id(table) -> table: decoded tables asked
+        # id(body) -> (body, rows): events counted by ``whole``, not counted again when
+        # applied (their body kept: the id names it while it is here)
+        self._counts: dict[int, tuple[bytes, int]] = {}
 
     # -- which changes ------------------------------------------------------------------
     def runs(self, changes) -> Iterator:
@@ -128,11 +150,15 @@ class ServerRows:
         comes."""
         run: BinlogRun | None = None
         limit = self.limit
+        asked: dict[int, bool] = {}  # id(table) -> eligible, for these changes
         for c in changes:
             if type(c) is RawRows:
-                wire = c.wire
-                if wire is not None and len(c.body) <= limit \
-                        and self._format(wire) is not None and self.eligible(c.table):
+                wire, table = c.wire, c.table
+                ok = asked.get(id(table))
+                if ok is None:
+                    ok = asked[id(table)] = self.eligible(table)
+                if ok and wire is not None and len(c.body) <= limit \
+                        and self._format(wire) is not None:
                     if run is not None and run.takes(c, limit):
                         run.add(c)
                     else:
@@ -151,6 +177,59 @@ class ServerRows:
             yield c
         if run is not None:
             yield run
+
+    def whole(self, txn) -> int | None:
+        """When every change of ``txn`` is a rows event the way takes (gathered with the
+        transactions around it, applier.apply.transactions.commitgroup): its row changes
+        (counted, not made); else None, and a table the reader keeps as bytes that may
+        not take the way is no longer kept (its events are decoded here meanwhile)."""
+        if not self.route.usable:
+            return None
+        limit, rows, counts = self.limit, 0, self._counts
+        asked: dict[int, bool] = {}  # id(table) -> eligible, for this transaction
+        for c in txn.changes:
+            if type(c) is not RawRows:
+                return None
+            wire, table = c.wire, c.table
+            ok = asked.get(id(table))
+            if ok is None:
+                ok = asked[id(table)] = self.eligible(table)
+            if not ok or wire is None or len(c.body) > limit or self._format(wire) is None:
+                tables = self.route.raw_tables
+                if tables is not None:
+                    tables.drop(table.schema, table.table)
+                return None
+        for c in txn.changes:
+            n = count(c)
+            counts[id(c.body)] = (c.body, n)
+            rows += n
+        return rows
+
+    def _count(self, raw: RawRows) -> int:
+        """A RawRows's row changes (as ``whole`` counted them)."""
+        hit = self._counts.pop(id(raw.body), None)
+        return hit[1] if hit is not None and hit[0] is raw.body else count(raw)
+
+    def note(self, changes) -> None:
+        """Decoded row changes: their tables, asked once, are kept as bytes by the reader
+        from now on when they may take the way."""
+        tables = self.route.raw_tables
+        if tables is None or not self.route.usable:
+            return
+        noted = self._noted
+        for c in changes:
+            if type(c) is RowChange:
+                table = c.table
+                if noted.get(id(table)) is not table:
+                    if len(noted) > 1000:
+                        noted.clear()
+                    noted[id(table)] = table
+                    if self.eligible(table):
+                        tables.want(table.schema, table.table)
+
+    def forget(self) -> None:
+        """The target's definitions changed: each table is asked again."""
+        self._noted.clear()
 
     def eligible(self, table) -> bool:
         """Whether the table's rows may take the way (asked once per plan)."""
@@ -191,7 +270,7 @@ class ServerRows:
         fde = self._formats.get(run.wire.fde)
         if fde is None or not self.route.usable or not self._ready(ex, fde):
             return by_sql(run.changes())
-        rows, route = run.rows(), self.route
+        rows, route = run.rows(self._count), self.route
 
         def done(query: str, error: Exception | None, count: int) -> None:
             if error is None:
@@ -207,7 +286,7 @@ class ServerRows:
 
         # sent, its result read before the next statement goes out (or later, pipelined):
         # the next run is gathered while the server applies this one
-        ex.send(binlogtext.statement(run.wire.table_map,
+        ex.send(binlogtext.statement(list(run.maps.values()),
                                     [(r.wire.head, r.body) for r in run.raws]),
                 done)
         return rows
@@ -216,9 +295,14 @@ class ServerRows:
         """The target transaction committed: the session is ready for a FORMAT_DESCRIPTION
         a run wanted (MySQL: each transaction could otherwise begin with SQL)."""
         self.fresh = True
+        self._counts.clear()
         wanted, self.wanted = self.wanted, None
         if wanted is not None and self.route.usable:
             self._ready(ex, wanted)
+
+    def rolled_back(self) -> None:
+        self.fresh = True
+        self._counts.clear()
 
     def _ready(self, ex, fde: FormatDescription) -> bool:
         """The session has read ``fde`` (sent now when it may be)."""

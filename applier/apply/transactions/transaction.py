@@ -157,6 +157,8 @@ class TransactionApplier:
     def forget_plans(self) -> None:
         self.plans.forget()
         self.shared_rows.forget()
+        if self.server_rows is not None:
+            self.server_rows.forget()
 
     # -- applying -----------------------------------------------------------------------
     def apply(self, txn: Transaction) -> int:
@@ -242,6 +244,8 @@ class TransactionApplier:
         if self.plans.generation != self._writesets_of:  # a statement changed the target
             self._writesets_of = self.plans.generation
             self.writesets.forget()
+            if self.server_rows is not None:
+                self.server_rows.forget()
         # system-versioned: each run at its own source instant (apply/target/versioning.py)
         return self.writesets.of_changes(txn)
 
@@ -373,7 +377,7 @@ class TransactionApplier:
         if self.staging is not None:
             self.staging.discard()
         if self.server_rows is not None:
-            self.server_rows.fresh = True
+            self.server_rows.rolled_back()
         try:
             self.executor.rollback()
             if self.kept is not None:

@@ -83,14 +83,30 @@ def test_one_table_map_then_its_rows_events_the_last_one_ending_the_statement():
     second = _rows_body(0x10, b"b" * 40)
     third = _rows_body(0x10, b"c" * 50)
     rows = [(_event(30, b)[:19], b) for b in (first, second, third)]
-    events = _events(_decoded(bt.statement(table_map, rows)))
+    events = _events(_decoded(bt.statement([table_map], rows)))
     assert events[0] == table_map
     assert [bt.rows_flags(e[19:]) for e in events[1:]] == [0x10, 0x10, 0x11]
     assert [e[19 + 8:] for e in events[1:]] == [b"a" * 30, b"b" * 40, b"c" * 50]
     for e in events:  # no checksum after the FORMAT_DESCRIPTION sent: size is the bytes
         assert bt.HEADER.unpack_from(e)[3] == len(e)
     with pytest.raises(bt.BinlogTextError):
-        bt.statement(table_map, [])
+        bt.statement([table_map], [])
+
+
+def test_several_tables_every_table_map_first_then_the_rows_events_in_their_order():
+    # rows events of many source transactions and tables in one statement: the server
+    # opens every mapped table at the first rows event; STMT_END_F on the last only
+    map7 = _event(19, (7).to_bytes(6, "little") + b"\0\0" + b"seven")
+    map9 = _event(19, (9).to_bytes(6, "little") + b"\0\0" + b"nine")
+    bodies = [_rows_body(0x11, b"a"), (9).to_bytes(6, "little") + struct.pack("<H", 1) + b"b",
+              _rows_body(0x01, b"c")]
+    rows = [(_event(30, b)[:19], b) for b in bodies]
+    events = _events(_decoded(bt.statement([map7, map9], rows)))
+    assert events[:2] == [map7, map9]
+    assert [e[19:25] for e in events[2:]] == [(7).to_bytes(6, "little"),
+                                              (9).to_bytes(6, "little"),
+                                              (7).to_bytes(6, "little")]
+    assert [bt.rows_flags(e[19:]) for e in events[2:]] == [0x10, 0, 1]
 
 
 def test_an_event_from_a_checksummed_file_gets_its_size_without_the_checksum():
