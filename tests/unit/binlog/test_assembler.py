@@ -403,3 +403,33 @@ def test_a_large_rows_event_keeps_its_bytes_with_its_table_maps():
     assert medium.wire is None
     feed(asm, [rotate(400, "bin.000002")])
     assert asm.map_events == {}
+
+
+def test_every_rows_event_of_a_table_the_applier_names_keeps_its_bytes():
+    """raw_tables (applier.binlog.rawtables): a named table's rows events stay RawRows
+    with their bytes whatever their size (one table map's bytes made once while it is
+    the same), another table's small ones are decoded; a set replaced meanwhile counts
+    from the next event."""
+    from applier.binlog.events import RawRows, RowChange
+    from applier.binlog.rawtables import RawTables
+
+    src = _one_int_table()
+    src.raw_tables = tables = RawTables()
+    asm = Assembler(src)
+    asm.raw_from = 100
+    asm.fde = b"format description"
+    asm.map_events[42] = ev(et.TABLE_MAP, 180, (42).to_bytes(6, "little") + b"\x00\x00map")
+    events = [gtid(100, U1), query(150, "BEGIN"), _many_rows(200, [1]), _many_rows(250, [2]),
+              ev(et.XID, 300)]
+    (txn,) = feed(asm, events)
+    assert [type(c) for c in txn.changes] == [RowChange, RowChange]
+    tables.want("db", "t")
+    asm.map_events[42] = ev(et.TABLE_MAP, 350, (42).to_bytes(6, "little") + b"\x00\x00map")
+    (txn,) = feed(asm, events)
+    a, b = txn.changes
+    assert type(a) is RawRows and type(b) is RawRows
+    assert a.wire.table_map is b.wire.table_map  # one bytes object crosses
+    assert a.wire.body == _many_rows(200, [1]).body
+    tables.drop("db", "t")
+    (txn,) = feed(asm, events)
+    assert [type(c) for c in txn.changes] == [RowChange, RowChange]

@@ -281,3 +281,19 @@ def test_a_load_pulsing_once_a_second_does_not_hide_the_faster_way():
     assert WINDOW >= 1.0
     assert _pulsing_run(WINDOW).mode == PARALLEL
     assert _pulsing_run(0.5).mode == SINGLE
+
+
+def test_the_way_in_use_is_told_at_the_start_and_at_each_switch():
+    """(The reader keeps rows events as bytes for one connection only: the daemon pauses
+    its raw tables while the parallel connections apply.)"""
+    clock = Clock()
+    single, many = Way(clock, 1e-3), Way(clock, 2e-3)
+    told: list = []
+    apply = AdaptiveApply(single, many, lambda: True, clock=clock, on_mode=told.append)
+    assert told == [SINGLE]
+    modes = [SINGLE]
+    for _ in range(10000):
+        apply.add(_txn())
+        if apply.mode != modes[-1]:
+            modes.append(apply.mode)
+    assert told == modes and PARALLEL in told  # the probes switched, each told once

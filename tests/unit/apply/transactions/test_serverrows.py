@@ -10,7 +10,8 @@ from __future__ import annotations
 import struct
 
 from applier.apply.transactions.serverrows import BinlogRoute, BinlogRun, ServerRows
-from applier.binlog.events import RawRows, RowChange, RowsWire, Statement
+from applier.binlog.events import RawRows, RowChange, RowsWire, Statement, Transaction
+from applier.binlog.rawtables import RawTables
 from applier.binlog.rows.rowchanges import expand
 from applier.binlog.rows.rowimage import TableCodecs
 from applier.core.coltypes import LONG, ColumnCodec
@@ -38,8 +39,14 @@ def _raw(table: SourceTable, rows: int = 600, fde: bytes = FDE) -> RawRows:
     its bytes with its RowsWire."""
     body = (table.table_id.to_bytes(6, "little") + b"\x00\x00\x02\x00\x01\x01"
             + b"".join(b"\x00" + v.to_bytes(4, "little") for v in range(rows)))
-    wire = RowsWire(fde, b"map of " + table.table.encode(), bytes(19), body)
+    wire = RowsWire(fde, _map(table), bytes(19), body)
     return RawRows(30, table, CODECS, body, "at binlog.000001:4", wire)
+
+
+def _map(table: SourceTable, version: bytes = b"") -> bytes:
+    """A table map event's bytes: header, table id, then the rest (here a name)."""
+    return bytes(19) + table.table_id.to_bytes(6, "little") + b"map of " + \
+        table.table.encode() + version
 
 
 def _rows(table: SourceTable, n: int) -> list[RowChange]:
@@ -77,11 +84,50 @@ def test_events_of_one_table_map_gather_into_one_run_small_ones_pass():
     assert run.raws == [a, b] and run.changes() == expand(a) + expand(b)
 
 
-def test_a_statement_or_another_table_ends_a_run():
+def test_a_statement_ends_a_run_another_table_joins_it_with_its_table_map():
     stmt = Statement("db", "ALTER TABLE t1 ADD x INT")
-    changes = [_raw(T1), _raw(T2), stmt, _raw(T1)]
-    assert _shape(_server().runs(changes)) == [
-        ("run", [600], 600), ("run", [600], 600), "statement", ("run", [600], 600)]
+    changes = [_raw(T1), _raw(T2), _raw(T1), stmt, _raw(T1)]
+    out = list(_server().runs(changes))
+    assert _shape(out) == [("run", [600] * 3, 1800), "statement", ("run", [600], 600)]
+    assert list(out[0].maps.values()) == [_map(T1), _map(T2)]  # each once, as met
+
+
+def test_a_table_id_mapped_to_other_bytes_starts_a_new_run():
+    # the same table id with another definition (the source's table changed): its events
+    # cannot share a statement with the earlier map's
+    a, b = _raw(T1), _raw(T1)
+    b = b._replace(wire=b.wire._replace(table_map=_map(T1, b" v2")))
+    out = list(_server().runs([a, _raw(T2), b]))
+    assert _shape(out) == [("run", [600, 600], 1200), ("run", [600], 600)]
+    assert list(out[1].maps.values()) == [_map(T1, b" v2")]
+
+
+def test_whole_transactions_of_eligible_events_counted_once():
+    server = _server(eligible=(T1,))
+    a, b = _raw(T1, rows=3), _raw(T1, rows=4)
+    assert server.whole(Transaction(None, [a, b])) == 7
+    # counted when whole, not again when applied (the same bodies)
+    run = BinlogRun(a)
+    run.add(b)
+    assert run.rows(server._count) == 7 and server._counts == {}
+    assert server.whole(Transaction(None, [a, *_rows(T1, 1)])) is None  # a decoded change
+    assert server.whole(Transaction(None, [])) == 0
+
+
+def test_a_table_named_for_the_reader_that_may_not_take_the_way_is_dropped():
+    route = BinlogRoute()
+    route.raw_tables = tables = RawTables()
+    server = ServerRows(route, MARIADB, 64 << 20, lambda t: t,
+                        lambda t: None if t is T1 else "converted")
+    server.note(_rows(T1, 2) + _rows(T2, 1))  # decoded rows: T1 may, T2 may not
+    assert tables.names == {("db", "t1")}
+    tables.want("db", "t2")  # named before its definition changed
+    assert server.whole(Transaction(None, [_raw(T1), _raw(T2)])) is None
+    assert tables.names == {("db", "t1")}
+    route.turn_off("a refusal")
+    assert tables.names == frozenset()
+    server.note(_rows(T1, 1))
+    assert tables.names == frozenset()
 
 
 def test_an_ineligible_table_is_decoded_in_its_place():
