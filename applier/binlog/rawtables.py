@@ -32,6 +32,11 @@ class RawTables:
         self._paused = False
         self._listeners: list[Callable[[frozenset], None]] = []
 
+    @property
+    def named(self) -> bool:
+        """Any table named (paused or not)."""
+        return bool(self._wanted)
+
     def want(self, schema: str, table: str) -> None:
         key = (schema, table)
         if key not in self._wanted:

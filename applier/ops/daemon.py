@@ -339,10 +339,12 @@ class Daemon(Reporting):
         if self.cfg.replication.parallel_mode != "adaptive" or pipeline is None:
             return many
         tables = self.options.binlog.raw_tables
+        if tables is None:
+            return adaptive.AdaptiveApply(single, many, pipeline.ready)
         return adaptive.AdaptiveApply(
             single, many, pipeline.ready,
-            on_mode=None if tables is None else
-            lambda mode: tables.pause(mode == adaptive.PARALLEL))
+            on_mode=lambda mode: tables.pause(mode == adaptive.PARALLEL),
+            single_only=lambda: self.options.binlog.usable and tables.named)
 
     def _raw_tables(self) -> RawTables | None:
         """The tables whose every rows event the reader keeps as bytes, named by the

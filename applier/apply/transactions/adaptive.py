@@ -25,6 +25,13 @@ source (the only time the speed of applying matters):
   * the winner is kept for ``hold`` windows, then probed again; a winner that wins again
     is kept twice as long (up to ``max_hold``), so the probes of the slower way cost a
     bounded share of the time (2 windows in 67 at most);
+  * while one connection applies rows events of tables the same on both sides through
+    the target's own row applier (BINLOG statements of many transactions:
+    applier.apply.transactions.serverrows), no probe runs: the parallel connections
+    would apply them through SQL, which the row applier beat by 1.3x on one connection
+    (bench/RESULTS.md, "Issue 34, eighth session"), and a probe would first take the
+    tables from the reader's bytes (applier.binlog.rawtables) and measure one
+    connection on decoded rows read ahead;
   * a window during which the reader ran dry (the applier waited for the source)
     measured less than the applier can do: a way that won with such windows won, but
     one that lost with them may not be slower, and then the choice stays as it was (one
@@ -107,6 +114,9 @@ class ModeChooser:
             self.mode, self.hold = PARALLEL, 0  # the first window: parallel's warm-up
         self.winner: str | None = None
         self.decisions = 0
+        # set by AdaptiveApply before each close: one connection applies the rows through
+        # the target's row applier, which the parallel connections do not (no probe then)
+        self.single_only = False
         self._start = self._last = 0.0
         self._txns = self._units = self._dry = 0
         self._idle = self._waiting = False
@@ -146,6 +156,9 @@ class ModeChooser:
         for the next window."""
         if self.hold:
             self.hold -= 1
+            if self.hold == 0 and self.single_only:  # no probe: one connection, held again
+                self.mode, self.hold, self.plan = SINGLE, self.hold_first, []
+                return self.mode
             if self.hold == 0 and self.winner is None:  # the first probe: parallel warms up
                 self.plan = list(FIRST_PLAN)
                 self.mode, self.measured = PARALLEL, False
@@ -220,7 +233,8 @@ class AdaptiveApply:
     def __init__(self, single, parallel, backlog: Callable[[], bool],
                  chooser: ModeChooser | None = None,
                  clock: Callable[[], float] = time.monotonic,
-                 on_mode: Callable[[str], None] | None = None):
+                 on_mode: Callable[[str], None] | None = None,
+                 single_only: Callable[[], bool] = lambda: False):
         self.ways = {SINGLE: single, PARALLEL: parallel}
         self.backlog = backlog
         self.chooser = chooser or ModeChooser()
@@ -228,6 +242,7 @@ class AdaptiveApply:
         # told the way in use, now and at each switch (the reader keeps rows events as
         # bytes for one connection only: applier.binlog.rawtables)
         self.on_mode = on_mode
+        self.single_only = single_only
         self._started = False
         if on_mode is not None:
             on_mode(self.chooser.mode)
@@ -252,6 +267,7 @@ class AdaptiveApply:
             if chooser.drains:
                 self.current.commit()  # everything of the window committed (or stopped)
             before = chooser.mode
+            chooser.single_only = self.single_only()
             chooser.close(self.clock())
             if self.on_mode is not None and chooser.mode != before:
                 self.on_mode(chooser.mode)

@@ -7,6 +7,7 @@ from applier.binlog.rawtables import RawTables
 
 def test_names_pause_and_listeners():
     tables = RawTables()
+    assert not tables.named
     told: list = []
     tables.listen(told.append)
     tables.want("db", "t1")
@@ -16,7 +17,7 @@ def test_names_pause_and_listeners():
     tables.drop("db", "nothing")
     assert tables.names == {("db", "t2")}
     tables.pause(True)
-    assert tables.names == frozenset()
+    assert tables.names == frozenset() and tables.named  # still named, not read
     tables.want("db", "t3")  # kept for after the pause, not read meanwhile
     assert tables.names == frozenset()
     tables.pause(False)

@@ -297,3 +297,21 @@ def test_the_way_in_use_is_told_at_the_start_and_at_each_switch():
         if apply.mode != modes[-1]:
             modes.append(apply.mode)
     assert told == modes and PARALLEL in told  # the probes switched, each told once
+
+
+def test_no_probe_while_one_connection_has_the_target_row_applier():
+    """single_only (tables named to the reader: their rows go as BINLOG statements on one
+    connection): the probes are skipped, even when parallel would be faster; once it is
+    false again, the next probe runs."""
+    clock = Clock()
+    single, many = Way(clock, 1e-3), Way(clock, 0.3e-3)
+    only = [True]
+    apply = AdaptiveApply(single, many, lambda: True, clock=clock,
+                          single_only=lambda: only[0])
+    for _ in range(_n(20000)):
+        apply.add(_txn())
+    assert many.added == 0 and apply.mode == SINGLE and apply.chooser.decisions == 0
+    only[0] = False
+    for _ in range(_n(20000)):
+        apply.add(_txn())
+    assert apply.mode == PARALLEL and many.added > 0
