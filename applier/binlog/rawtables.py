@@ -22,15 +22,17 @@ from collections.abc import Callable
 
 
 class RawTables:
-    """``names``: what the reader reads (replaced whole, never changed in place: a reader
-    thread sees one set or the next). ``paused``: the set is empty meanwhile (the
-    parallel connections apply; they merge decoded rows)."""
+    """``names``: what the reader reads, changed in place (a membership test is safe
+    beside a change in another thread). ``paused``: empty meanwhile (the parallel
+    connections apply; they merge decoded rows). Each change is told to listeners as a
+    message (``apply`` makes it on another copy: the reader process's), so naming
+    thousands of tables costs each one message, not a copy of the set."""
 
     def __init__(self) -> None:
-        self.names: frozenset = frozenset()
+        self.names: set[tuple[str, str]] = set()
         self._wanted: set[tuple[str, str]] = set()
         self._paused = False
-        self._listeners: list[Callable[[frozenset], None]] = []
+        self._listeners: list[Callable[[tuple], None]] = []
 
     @property
     def named(self) -> bool:
@@ -41,29 +43,53 @@ class RawTables:
         key = (schema, table)
         if key not in self._wanted:
             self._wanted.add(key)
-            self._publish()
+            if not self._paused:
+                self.names.add(key)
+            self._tell(("want", key))
 
     def drop(self, schema: str, table: str) -> None:
         key = (schema, table)
         if key in self._wanted:
             self._wanted.discard(key)
-            self._publish()
+            self.names.discard(key)
+            self._tell(("drop", key))
 
     def pause(self, paused: bool) -> None:
         if paused != self._paused:
             self._paused = paused
-            self._publish()
+            if paused:
+                self.names.clear()
+            else:
+                self.names.update(self._wanted)
+            self._tell(("pause", paused))
 
-    def listen(self, listener: Callable[[frozenset], None]) -> None:
-        """``listener(names)`` now and on every change (the reader process's pipe)."""
+    def apply(self, message: tuple) -> None:
+        """A message a listener was told, made on this copy."""
+        kind, what = message
+        if kind == "want":
+            self.want(*what)
+        elif kind == "drop":
+            self.drop(*what)
+        elif kind == "pause":
+            self.pause(what)
+        elif kind == "state":  # the whole state: (names wanted, paused)
+            wanted, paused = what
+            self._wanted, self._paused = set(wanted), paused
+            self.names.clear()
+            if not paused:
+                self.names.update(wanted)
+        else:
+            raise ValueError(f"unknown raw tables message {kind!r}")
+
+    def listen(self, listener: Callable[[tuple], None]) -> None:
+        """``listener(message)`` for the whole state now, then for every change."""
         self._listeners.append(listener)
-        listener(self.names)
+        listener(("state", (frozenset(self._wanted), self._paused)))
 
-    def unlisten(self, listener: Callable[[frozenset], None]) -> None:
+    def unlisten(self, listener: Callable[[tuple], None]) -> None:
         if listener in self._listeners:
             self._listeners.remove(listener)
 
-    def _publish(self) -> None:
-        self.names = frozenset() if self._paused else frozenset(self._wanted)
+    def _tell(self, message: tuple) -> None:
         for listener in list(self._listeners):
-            listener(self.names)
+            listener(message)

@@ -154,11 +154,11 @@ class ReaderProcess:
             return f"killed by signal {os.WTERMSIG(status)}"
         return f"exit status {os.WEXITSTATUS(status)}"
 
-    def _tell(self, names: frozenset) -> None:
-        """The child's set of tables read as bytes (lost with a child that ended: the
-        next one is told at its start)."""
+    def _tell(self, message: tuple) -> None:
+        """A change of the tables the child reads as bytes (lost with a child that ended:
+        the next one is told the whole state at its start)."""
         try:
-            self._told.send(names)
+            self._told.send(message)
         except (OSError, ValueError):
             pass
 
@@ -239,10 +239,10 @@ def _child_run(pipeline, send, told=None) -> None:
 
 
 def _told(told, tables) -> None:
-    """Each set the daemon sends replaces the child's (the reader reads it whole)."""
+    """Each change the daemon tells, made on the child's copy of the set."""
     try:
         while True:
-            tables.names = told.recv()
+            tables.apply(told.recv())
     except (EOFError, OSError):
         return
 
