@@ -75,16 +75,6 @@ def signatures(conn, schema: str, tables: Iterable[str]) -> dict[str, Signature]
     return {t: (sig, parts["i"].get(t), parts["t"].get(t)) for t, sig in parts["c"].items()}
 
 
-def check_constraints(conn, schema: str, table: str) -> int:
-    """How many CHECK constraints the table has (MySQL 8.0.16+, MariaDB 10.2+: column
-    and table ones alike)."""
-    with conn.cursor() as cur:
-        cur.execute("SELECT COUNT(*) FROM information_schema.TABLE_CONSTRAINTS WHERE"
-                    " TABLE_SCHEMA = %s AND TABLE_NAME = %s AND CONSTRAINT_TYPE = 'CHECK'",
-                    (schema, table))
-        return int(cur.fetchone()[0])
-
-
 def _dict_rows(cursor) -> list[dict]:
     names = [d[0].upper() for d in cursor.description]
     return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
@@ -186,6 +176,7 @@ class SchemaCache:
         self._compared: dict[tuple[str, str], float] = {}  # when each was last compared
         self._used: set[tuple[str, str]] = set()  # used since the last periodic check
         self._triggers: dict[tuple[str, str], list] = {}  # prefetched, until used
+        self._checks: dict[str, frozenset[str]] = {}  # per schema: tables with CHECKs
         self._checked = time.monotonic()
         self.compared = 0  # tables compared with the server (tests and benchmarks count)
 
@@ -258,7 +249,21 @@ class SchemaCache:
             return kept
         return triggers.triggers_on(self.conn, schema, table)
 
+    def has_checks(self, schema: str, table: str) -> bool:
+        """The table has CHECK constraints (MySQL 8.0.16+, MariaDB 10.2+: column and table
+        ones alike): one query per schema, kept until ``invalidate`` (thousands of
+        tables cost one query, not one each)."""
+        found = self._checks.get(schema)
+        if found is None:
+            with self.conn.cursor() as cur:
+                cur.execute("SELECT DISTINCT TABLE_NAME FROM information_schema."
+                            "TABLE_CONSTRAINTS WHERE TABLE_SCHEMA = %s AND"
+                            " CONSTRAINT_TYPE = 'CHECK'", (schema,))
+                found = self._checks[schema] = frozenset(_text(r[0]) for r in cur.fetchall())
+        return table in found
+
     def invalidate(self) -> None:
+        self._checks.clear()
         self._triggers.clear()
         self._tables.clear()
         self._signatures.clear()

@@ -32,7 +32,6 @@ from applier.apply.rows import binlogtext
 from applier.apply.rows.binlogtext import FormatDescription
 from applier.apply.target import triggers
 from applier.apply.target.inflight import Replay
-from applier.apply.target.schema import check_constraints
 from applier.binlog.events import RawRows, RowChange, RowsWire
 from applier.binlog.rawtables import RawTables
 from applier.binlog.rows.rowchanges import count, expand
@@ -125,10 +124,12 @@ class ServerRows:
 
     def __init__(self, route: BinlogRoute, conn, max_packet: int,
                  plan_of: Callable[[object], object],
-                 why_not: Callable[[object], str | None]):
+                 why_not: Callable[[object], str | None],
+                 before_read: Callable[[], None] = lambda: None):
         self.route = route
         self.plan_of = plan_of
         self.why_not = why_not
+        self.before_read = before_read  # the statements in flight read: why_not queries
         self._plans: dict[int, tuple[object, bool]] = {}  # id(plan) -> (plan, eligible)
         self.flavor = flavor_of(conn)
         self.version = version_number(conn)
@@ -236,6 +237,7 @@ class ServerRows:
         tp = self.plan_of(table)
         hit = self._plans.get(id(tp))
         if hit is None or hit[0] is not tp:
+            self.before_read()
             why = self.why_not(tp)
             if why is not None:
                 log.debug("rows of %s through SQL: %s", table.qualified, why)
@@ -359,6 +361,6 @@ def why_not(tp, versioning, target_triggers: str, schemas) -> str | None:
         return "system-versioned"
     if target_triggers == triggers.FIRE and schemas.triggers(tp.schema, tp.table):
         return "its triggers fire"
-    if check_constraints(schemas.conn, tp.schema, tp.table):
+    if schemas.has_checks(tp.schema, tp.table):
         return "it has CHECK constraints"
     return None

@@ -102,7 +102,7 @@ class TransactionApplier:
             or options.keep_source_gtids) else ServerRows(
                 route, conn, executor.max_packet, self.table_plan,
                 lambda tp: why_not(tp, self.versioning, options.target_triggers,
-                                   self.schemas))
+                                   self.schemas), self.executor.drain)
         if self.kept is not None:
             self.statements.before_execute = self.kept.before_statement
 
