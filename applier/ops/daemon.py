@@ -338,13 +338,14 @@ class Daemon(Reporting):
         many = parallel.start(self.cfg.target, applier, workers, self.limits, self._applied)
         if self.cfg.replication.parallel_mode != "adaptive" or pipeline is None:
             return many
-        tables = self.options.binlog.raw_tables
+        route = self.options.binlog
+        tables = route.raw_tables
         if tables is None:
             return adaptive.AdaptiveApply(single, many, pipeline.ready)
         return adaptive.AdaptiveApply(
             single, many, pipeline.ready,
             on_mode=lambda mode: tables.pause(mode == adaptive.PARALLEL),
-            single_only=lambda: self.options.binlog.usable and tables.named)
+            single_only=route.grouping())
 
     def _raw_tables(self) -> RawTables | None:
         """The tables whose every rows event the reader keeps as bytes, named by the

@@ -25,9 +25,10 @@ source (the only time the speed of applying matters):
   * the winner is kept for ``hold`` windows, then probed again; a winner that wins again
     is kept twice as long (up to ``max_hold``), so the probes of the slower way cost a
     bounded share of the time (2 windows in 67 at most);
-  * while one connection applies rows events of tables the same on both sides through
+  * while one connection applies transactions of tables the same on both sides through
     the target's own row applier (BINLOG statements of many transactions:
-    applier.apply.transactions.serverrows), no probe runs: the parallel connections
+    applier.apply.transactions.serverrows; some did in the window before), no probe
+    runs: the parallel connections
     would apply them through SQL, which the row applier beat by 1.3x on one connection
     (bench/RESULTS.md, "Issue 34, eighth session"), and a probe would first take the
     tables from the reader's bytes (applier.binlog.rawtables) and measure one

@@ -106,6 +106,7 @@ class Held:
             rows = server.whole(txn)
             if rows is not None:
                 self._write_keyed()
+                server.route.grouped += 1
                 self.raws.append(txn)
                 self.raw_bytes += sum(len(c.body) for c in txn.changes)
                 if self.raw_bytes >= RAW_WRITE_BYTES:

@@ -56,6 +56,7 @@ class BinlogRoute:
         self.enabled = enabled
         self.off = off  # why not, from the start (an option) or since a failure
         self.rows = 0
+        self.grouped = 0  # transactions a commit group wrote as BINLOG statements together
         # the tables whose every rows event the reader keeps as bytes (the daemon's, when
         # one commit group applies: applier.binlog.rawtables), or None
         self.raw_tables: RawTables | None = None
@@ -63,6 +64,17 @@ class BinlogRoute:
     @property
     def usable(self) -> bool:
         return self.enabled and self.off is None
+
+    def grouping(self) -> Callable[[], bool]:
+        """Whether transactions went as BINLOG statements of many (``grouped``) since the
+        answer before, the way still on (adaptive parallel: no probe then)."""
+        seen = [self.grouped]
+
+        def moved() -> bool:
+            now = self.grouped
+            changed, seen[0] = now != seen[0], now
+            return changed and self.usable
+        return moved
 
     def turn_off(self, reason: str) -> None:
         if self.off is None:

@@ -53,6 +53,7 @@ def test_whole_transactions_are_written_together_in_order_with_the_merged_ones()
         _txn(4, _small(T1)))]
     held.write()
     assert counts == [3, 1, 1, 1]  # rows counted, not events
+    assert applier.server_rows.route.grouped == 3  # (adaptive parallel: no probe then)
     assert applier.calls == [("add", 200, ["RawRows"] * 3),  # 1 and 2 in one
                              ("merged", [300]), ("add", 400, ["RawRows"])]
 

@@ -164,3 +164,14 @@ def test_a_route_turned_off_says_why_once():
     route.turn_off("second")
     assert (route.usable, route.off) == (False, "first")
     assert not BinlogRoute(enabled=False).usable
+
+
+def test_grouping_says_whether_transactions_went_together_since_it_was_asked():
+    route = BinlogRoute()
+    moved = route.grouping()
+    assert not moved()
+    route.grouped += 3
+    assert moved() and not moved()
+    route.grouped += 1
+    route.turn_off("a refusal")
+    assert not moved()
