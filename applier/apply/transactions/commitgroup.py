@@ -142,8 +142,9 @@ class Held:
         if self.raws:
             raws, self.raws, self.raw_bytes = self.raws, [], 0
             last = raws[-1]
-            self.applier.add(Transaction(last.end, [c for t in raws for c in t.changes],
-                                         last.timestamp))
+            _, lookups = self.applier.add(Transaction(
+                last.end, [c for t in raws for c in t.changes], last.timestamp))
+            self.lookups.update(lookups)  # counted with the group's last transaction
 
 
 def _decoded(txn: Transaction) -> Transaction:

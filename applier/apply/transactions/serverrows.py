@@ -26,6 +26,7 @@ they are (retried as always).
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from collections.abc import Callable, Iterator
 
 from applier.apply.rows import binlogtext
@@ -35,6 +36,7 @@ from applier.apply.target.inflight import Replay
 from applier.binlog.events import RawRows, RowChange, RowsWire
 from applier.binlog.rawtables import RawTables
 from applier.binlog.rows.rowchanges import count, expand
+from applier.binlog.rows.rowsbody import EVENT_KINDS, parse_rows_body
 from applier.connection.flavor import MARIADB, flavor_of, version_number
 from applier.errors import TransientError
 from applier.server_codes import error_code
@@ -155,6 +157,7 @@ class ServerRows:
         # id(body) -> (body, rows): events counted by ``whole``, not counted again when
         # applied (their body kept: the id names it while it is here)
         self._counts: dict[int, tuple[bytes, int]] = {}
+        self._kinds: dict[tuple, tuple] = {}  # (id(plan), bitmap) -> (plan, lookup kind)
 
     # -- which changes ------------------------------------------------------------------
     def runs(self, changes) -> Iterator:
@@ -278,18 +281,30 @@ class ServerRows:
         return fde
 
     # -- applying -----------------------------------------------------------------------
-    def apply(self, ex, run: BinlogRun, by_sql: Callable[[list[RowChange]], int]) -> int:
+    def apply(self, ex, run: BinlogRun, by_sql: Callable[[list[RowChange]], int],
+              lookups: Counter | None = None) -> int:
         """Apply the run in the open transaction: a BINLOG statement, else ``by_sql`` of
-        its changes (also after a statement that failed). The row changes applied."""
+        its changes (also after a statement that failed). The row changes applied;
+        ``lookups`` counts how its updated and deleted rows are found (the target's keys,
+        as the SQL way would: `_lookups`)."""
         fde = self._formats.get(run.wire.fde)
         if fde is None or not self.route.usable or not self._ready(ex, fde):
             return by_sql(run.changes())
-        rows, route = run.rows(self._count), self.route
+        counts = [self._count(raw) for raw in run.raws]
+        rows, route = sum(counts), self.route
+        found = self._lookups(run, counts)
+        if lookups is not None:
+            lookups.update(found)
 
         def done(query: str, error: Exception | None, count: int) -> None:
             if error is None:
                 route.rows += rows
                 return
+            if lookups is not None:  # the SQL way counts its own
+                for kind, n in found.items():
+                    lookups[kind] -= n
+                    if lookups[kind] <= 0:
+                        del lookups[kind]
             code = error_code(error)
             if code in _RAISED or not 0 < code < 2000:
                 raise error  # a lock conflict (retried), a lost connection
@@ -304,6 +319,32 @@ class ServerRows:
                                     [(r.wire.head, r.body) for r in run.raws]),
                 done)
         return rows
+
+    def _lookups(self, run: BinlogRun, counts: list[int]) -> Counter:
+        """The lookups of the run's updated and deleted rows, by kind: the plan the SQL way
+        takes for a before image of the event's columns (the server's row applier finds
+        them by the same keys of the same table)."""
+        out: Counter = Counter()
+        plans: dict[int, object] = {}
+        for raw, n in zip(run.raws, counts, strict=True):
+            if n == 0 or EVENT_KINDS.get(raw.type_code) not in ("update", "delete"):
+                continue
+            table = raw.table
+            tp = plans.get(id(table))
+            if tp is None:
+                tp = plans[id(table)] = self.plan_of(table)
+            present = parse_rows_body(raw.type_code, raw.body).present
+            key = (id(tp), present)
+            kind = self._kinds.get(key)
+            if kind is None or kind[0] is not tp:
+                columns = tp.mapping.target.columns
+                names = frozenset(c.name for i, c in enumerate(columns)
+                                  if i >> 3 < len(present) and present[i >> 3] >> (i & 7) & 1)
+                if len(self._kinds) > 1000:
+                    self._kinds.clear()
+                kind = self._kinds[key] = (tp, tp.lookup(names).kind)
+            out[kind[1]] += n
+        return out
 
     def committed(self, ex) -> None:
         """The target transaction committed: the session is ready for a FORMAT_DESCRIPTION

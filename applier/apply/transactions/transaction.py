@@ -291,7 +291,7 @@ class TransactionApplier:
         changes = expanded(txn.changes) if server is None else server.runs(txn.changes)
         for group in batching.groups(changes):
             if type(group) is BinlogRun:
-                applied += server.apply(ex, group, lambda c: self._sql_rows(c, txn))
+                applied += server.apply(ex, group, lambda c: self._sql_rows(c, txn), lookups)
             elif isinstance(group, Statement):
                 self.checks.set(ex, 0)
                 ex.drain()
