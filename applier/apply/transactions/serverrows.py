@@ -115,7 +115,7 @@ class BinlogRun:
             return False
         table_map = wire.table_map
         known = self.maps.get(table_map[_TABLE_ID])
-        return known is None or known is table_map or known == table_map
+        return known is None or known == table_map
 
     def add(self, raw: RawRows) -> None:
         self.raws.append(raw)
@@ -169,12 +169,7 @@ class ServerRows:
         asked: dict[int, bool] = {}  # id(table) -> eligible, for these changes
         for c in changes:
             if type(c) is RawRows:
-                wire, table = c.wire, c.table
-                ok = asked.get(id(table))
-                if ok is None:
-                    ok = asked[id(table)] = self.eligible(table)
-                if ok and wire is not None and len(c.body) <= limit \
-                        and self._format(wire) is not None:
+                if self._takes(c, asked):
                     if run is not None and run.takes(c, limit):
                         run.add(c)
                     else:
@@ -201,25 +196,32 @@ class ServerRows:
         not take the way is no longer kept (its events are decoded here meanwhile)."""
         if not self.route.usable:
             return None
-        limit, rows, counts = self.limit, 0, self._counts
+        rows, counts = 0, self._counts
         asked: dict[int, bool] = {}  # id(table) -> eligible, for this transaction
         for c in txn.changes:
             if type(c) is not RawRows:
                 return None
-            wire, table = c.wire, c.table
-            ok = asked.get(id(table))
-            if ok is None:
-                ok = asked[id(table)] = self.eligible(table)
-            if not ok or wire is None or len(c.body) > limit or self._format(wire) is None:
+            if not self._takes(c, asked):
                 tables = self.route.raw_tables
                 if tables is not None:
-                    tables.drop(table.schema, table.table)
+                    tables.drop(c.table.schema, c.table.table)
                 return None
         for c in txn.changes:
             n = count(c)
             counts[id(c.body)] = (c.body, n)
             rows += n
         return rows
+
+    def _takes(self, raw: RawRows, asked: dict[int, bool]) -> bool:
+        """The event may go into a BINLOG statement: its bytes kept, within what a
+        statement carries, from a source the target reads, of an eligible table (asked
+        once per table in ``asked``)."""
+        wire, table = raw.wire, raw.table
+        ok = asked.get(id(table))
+        if ok is None:
+            ok = asked[id(table)] = self.eligible(table)
+        return (ok and wire is not None and len(raw.body) <= self.limit
+                and self._format(wire) is not None)
 
     def _count(self, raw: RawRows) -> int:
         """A RawRows's row changes (as ``whole`` counted them)."""
