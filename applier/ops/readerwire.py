@@ -2,7 +2,7 @@
 items (applier.ops.pipeline) as frames of a pipe, and back. Pure: no process, no pipe.
 
 A frame's first byte says what it is: ``t`` table definitions (a SourceTable, or a
-(table, codecs) pair for RawRows), each sent once and named by its number after;
+(its number, codecs) pair for RawRows), each sent once and named by its number after;
 ``f`` both sides forget them (at ``TABLES_KEPT``); ``i`` a pickled list of items, each
 in its wire form:
 
@@ -95,10 +95,9 @@ class Encoder:
                 hit = numbers.get(id(c[1]))
                 out.append((c[0], hit[0] if hit is not None else number(c[1]), c[2], c[3],
                             c[4]))
-            elif t is RawRows:  # its table and codecs, by number
+            elif t is RawRows:  # its table's number and codecs, by number
                 hit = numbers.get(id(c.codecs))
-                n = hit[0] if hit is not None else number(
-                    (c.table, tuple(c.codecs)), c.codecs)  # a plain tuple: no cache in it
+                n = hit[0] if hit is not None else self._codecs_number(c)
                 wire = c.wire  # its bytes but the body, which crosses once
                 out.append((_RAW, c.type_code, n, c.body, c.where,
                             None if wire is None else wire[:3]))
@@ -106,8 +105,17 @@ class Encoder:
                 out.append(c)
         return out
 
+    def _codecs_number(self, raw: RawRows) -> int:
+        """A number for a RawRows's (table number, codecs) pair: its table is the same
+        number, so the same object on the daemon's side, as the row changes' of that
+        table (the plans are found by identity first: an equal copy costs a comparison of
+        every column per event, bench/RESULTS.md, "Issue 34, ninth session")."""
+        hit = self._numbers.get(id(raw.table))
+        table = hit[0] if hit is not None else self._number(raw.table)
+        return self._number((table, tuple(raw.codecs)), raw.codecs)  # no cache in it
+
     def _number(self, what, key=None) -> int:
-        """A number for a table, or for a (table, codecs) pair keyed by its codecs."""
+        """A number for a table, or for a (table number, codecs) pair keyed by its codecs."""
         n = self._next
         key = id(what if key is None else key)
         self._numbers[key] = (n, what)  # kept: ids stay unique meanwhile
@@ -127,9 +135,10 @@ class Decoder:
     def items(self, frame: bytes) -> Iterator | None:
         kind, body = frame[:1], memoryview(frame)[1:]
         if kind == _TABLES:
-            for n, what in pickle.loads(body).items():  # a table, or (table, codecs)
-                self.tables[n] = what if type(what) is not tuple \
-                    else (what[0], TableCodecs(what[1]))
+            tables = self.tables
+            for n, what in pickle.loads(body).items():  # a table, or (its number, codecs)
+                tables[n] = what if type(what) is not tuple \
+                    else (tables[what[0]], TableCodecs(what[1]))
             return None
         if kind == _FORGET:
             self.tables.clear()
