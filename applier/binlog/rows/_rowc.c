@@ -16,6 +16,9 @@
  *
  * decode_rows(data, kind, before, after, specs, readers) -> [(before|None, after|None)]
  * count_rows(the same) -> the number of rows, each value's bytes skipped (not made)
+ * count_event(type code, body, specs, readers) -> count_rows of a whole rows event body,
+ *   its framing (applier.binlog.rows.rowsbody) read here: Fallback for what it does not
+ *   read (a partial update, 251 columns or more, framing that does not add up)
  *   kind     0 insert (one after image per row), 1 update (before, after), 2 delete
  *   before   (columns, null-bitmap bytes) of the first image; after: of the second
  *   specs    per column (code, a, b): see the S_* codes below
@@ -162,54 +165,43 @@ static int unpack_present(PyObject *present, PyObject **cols, Py_ssize_t *nbytes
     return 0;
 }
 
-/* decode_rows, or (counting) the number of rows only. */
-static PyObject *rows(PyObject *args, int counting) {
-    PyObject *bytes, *before, *after, *specs, *readers;
-    int kind;
-    if (!PyArg_ParseTuple(args, "O!iOOO!O!", &PyBytes_Type, &bytes, &kind, &before, &after,
-                          &PyTuple_Type, &specs, &PyTuple_Type, &readers))
-        return NULL;
-    Ctx c;
-    c.counting = counting;
-    Py_ssize_t counted = 0;
-    PyObject *bcols, *acols = NULL;
-    Py_ssize_t bbytes, abytes = 0;
-    if (unpack_present(before, &bcols, &bbytes)) return NULL;
-    if (kind == 1 && unpack_present(after, &acols, &abytes)) return NULL;
-    c.ncols = PyTuple_GET_SIZE(specs);
-    if (PyTuple_GET_SIZE(readers) != c.ncols) return fallback(), NULL;
-    c.data = (const unsigned char *)PyBytes_AS_STRING(bytes);
-    c.len = PyBytes_GET_SIZE(bytes);
-    c.bytes = bytes;
-    c.readers = readers;
-    c.specs = PyMem_Malloc(sizeof(Spec) * (c.ncols ? c.ncols : 1));
-    if (!c.specs) return PyErr_NoMemory();
-    for (Py_ssize_t i = 0; i < c.ncols; i++) {
+/* c->specs from the specs tuple (PyMem_Malloc'd: the caller frees it), c->readers and
+   c->ncols: 0, or -1 with an exception set. */
+static int load_specs(Ctx *c, PyObject *specs, PyObject *readers) {
+    c->ncols = PyTuple_GET_SIZE(specs);
+    c->readers = readers;
+    c->specs = NULL;
+    if (PyTuple_GET_SIZE(readers) != c->ncols) return fallback();
+    c->specs = PyMem_Malloc(sizeof(Spec) * (c->ncols ? c->ncols : 1));
+    if (!c->specs) return PyErr_NoMemory(), -1;
+    for (Py_ssize_t i = 0; i < c->ncols; i++) {
         PyObject *spec = PyTuple_GET_ITEM(specs, i);
         if (!PyTuple_Check(spec)) {
-            PyMem_Free(c.specs);
             PyErr_SetString(PyExc_TypeError, "decode_rows: a column spec is not a tuple");
-            return NULL;
+            return -1;
         }
-        if (!PyArg_ParseTuple(spec, "iii", &c.specs[i].code,
-                              &c.specs[i].a, &c.specs[i].b)) {
-            PyMem_Free(c.specs);
-            return NULL;
-        }
-        if (!spec_ok(&c.specs[i])) {
-            PyMem_Free(c.specs);
-            return fallback(), NULL;
-        }
+        if (!PyArg_ParseTuple(spec, "iii", &c->specs[i].code,
+                              &c->specs[i].a, &c->specs[i].b))
+            return -1;
+        if (!spec_ok(&c->specs[i])) return fallback();
     }
-    PyObject *out = PyList_New(0);
-    Py_ssize_t pos = 0;
-    while (out && pos < c.len) {
+    return 0;
+}
+
+/* The rows of c->data from pos to c->len: a list of (before, after) images, or
+   (c->counting) their number; NULL with an exception set. */
+static PyObject *walk(Ctx *c, int kind, Py_ssize_t pos, PyObject *bcols, Py_ssize_t bbytes,
+                      PyObject *acols, Py_ssize_t abytes) {
+    Py_ssize_t counted = 0;
+    PyObject *out = c->counting ? NULL : PyList_New(0);
+    if (!c->counting && !out) return NULL;
+    while (pos < c->len) {
         Py_ssize_t start = pos;
-        PyObject *first = image(&c, bcols, bbytes, &pos), *second = NULL, *row;
+        PyObject *first = image(c, bcols, bbytes, &pos), *second = NULL, *row;
         if (!first) goto fail;
-        if (counting) { /* Py_None for each image skipped */
+        if (c->counting) { /* Py_None for each image skipped */
             Py_DECREF(first);
-            if (kind == 1 && !(second = image(&c, acols, abytes, &pos))) goto fail;
+            if (kind == 1 && !(second = image(c, acols, abytes, &pos))) goto fail;
             Py_XDECREF(second);
             counted++;
             if (pos == start) {
@@ -219,7 +211,7 @@ static PyObject *rows(PyObject *args, int counting) {
             continue;
         }
         if (kind == 1) {
-            second = image(&c, acols, abytes, &pos);
+            second = image(c, acols, abytes, &pos);
             if (!second) {
                 Py_DECREF(first);
                 goto fail;
@@ -242,16 +234,107 @@ static PyObject *rows(PyObject *args, int counting) {
             goto fail;
         }
     }
-    PyMem_Free(c.specs);
-    if (counting) {
-        Py_XDECREF(out);
-        return PyLong_FromSsize_t(counted);
-    }
+    if (c->counting) return PyLong_FromSsize_t(counted);
     return out;
 fail:
-    PyMem_Free(c.specs);
     Py_XDECREF(out);
     return NULL;
+}
+
+/* decode_rows, or (counting) the number of rows only. */
+static PyObject *rows(PyObject *args, int counting) {
+    PyObject *bytes, *before, *after, *specs, *readers;
+    int kind;
+    if (!PyArg_ParseTuple(args, "O!iOOO!O!", &PyBytes_Type, &bytes, &kind, &before, &after,
+                          &PyTuple_Type, &specs, &PyTuple_Type, &readers))
+        return NULL;
+    Ctx c;
+    c.counting = counting;
+    PyObject *bcols, *acols = NULL;
+    Py_ssize_t bbytes, abytes = 0;
+    if (unpack_present(before, &bcols, &bbytes)) return NULL;
+    if (kind == 1 && unpack_present(after, &acols, &abytes)) return NULL;
+    c.data = (const unsigned char *)PyBytes_AS_STRING(bytes);
+    c.len = PyBytes_GET_SIZE(bytes);
+    c.bytes = bytes;
+    PyObject *out = NULL;
+    if (!load_specs(&c, specs, readers)) out = walk(&c, kind, 0, bcols, bbytes, acols, abytes);
+    PyMem_Free(c.specs);
+    return out;
+}
+
+/* The columns present in an image (their indexes, as a tuple) from a columns-present
+   bitmap of ncols columns, and its NULL bitmap's bytes. */
+static PyObject *present_columns(const unsigned char *bitmap, Py_ssize_t ncols,
+                                 Py_ssize_t *nbytes) {
+    Py_ssize_t n = 0;
+    for (Py_ssize_t i = 0; i < ncols; i++) n += (bitmap[i >> 3] >> (i & 7)) & 1;
+    PyObject *cols = PyTuple_New(n);
+    if (!cols) return NULL;
+    for (Py_ssize_t i = 0, k = 0; i < ncols; i++) {
+        if (!((bitmap[i >> 3] >> (i & 7)) & 1)) continue;
+        PyObject *v = PyLong_FromSsize_t(i);
+        if (!v) {
+            Py_DECREF(cols);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(cols, k++, v);
+    }
+    *nbytes = (n + 7) / 8;
+    return cols;
+}
+
+/* count_event(type code, body, specs, readers): the rows of a whole rows event body (the
+   framing of applier.binlog.rows.rowsbody read here too), or Fallback for anything but a
+   WRITE/UPDATE/DELETE rows event v1/v2 of fewer than 251 columns whose framing adds up
+   and whose column count is the specs'. */
+static PyObject *count_event(PyObject *self, PyObject *args) {
+    PyObject *body, *specs, *readers;
+    int type;
+    if (!PyArg_ParseTuple(args, "iO!O!O!", &type, &PyBytes_Type, &body, &PyTuple_Type,
+                          &specs, &PyTuple_Type, &readers))
+        return NULL;
+    int kind, v2 = type >= 0x1E;
+    switch (type) {
+    case 0x17: case 0x1E: kind = 0; break;
+    case 0x18: case 0x1F: kind = 1; break;
+    case 0x19: case 0x20: kind = 2; break;
+    default: return fallback(), NULL;
+    }
+    const unsigned char *d = (const unsigned char *)PyBytes_AS_STRING(body);
+    Py_ssize_t len = PyBytes_GET_SIZE(body), pos = 8;
+    if (len < 8) return fallback(), NULL;
+    if (v2) {
+        if (len < 10) return fallback(), NULL;
+        Py_ssize_t extra = d[8] | d[9] << 8; /* its own two bytes included */
+        if (extra < 2 || len - 8 < extra) return fallback(), NULL;
+        pos = 8 + extra;
+    }
+    if (pos >= len || d[pos] >= 251) return fallback(), NULL;
+    Py_ssize_t ncols = d[pos++], nb = (ncols + 7) / 8;
+    if (ncols != PyTuple_GET_SIZE(specs) || len - pos < nb * (kind == 1 ? 2 : 1))
+        return fallback(), NULL;
+    Ctx c;
+    c.counting = 1;
+    c.data = d;
+    c.len = len;
+    c.bytes = body;
+    PyObject *bcols = NULL, *acols = NULL, *out = NULL;
+    Py_ssize_t bbytes = 0, abytes = 0;
+    bcols = present_columns(d + pos, ncols, &bbytes);
+    pos += nb;
+    if (bcols && kind == 1) {
+        acols = present_columns(d + pos, ncols, &abytes);
+        pos += nb;
+    }
+    if (bcols && (kind != 1 || acols)) {
+        if (!load_specs(&c, specs, readers)) out = walk(&c, kind, pos, bcols, bbytes, acols,
+                                                        abytes);
+        PyMem_Free(c.specs);
+    }
+    Py_XDECREF(bcols);
+    Py_XDECREF(acols);
+    return out;
 }
 
 static PyObject *decode_rows(PyObject *self, PyObject *args) {
@@ -267,6 +350,9 @@ static PyMethodDef methods[] = {
      "Every row of a rows event as (before, after) images, or Fallback."},
     {"count_rows", count_rows, METH_VARARGS,
      "The number of rows of a rows event (decode_rows's arguments), or Fallback."},
+    {"count_event", count_event, METH_VARARGS,
+     "The number of rows of a whole rows event body (type code, body, specs, readers), "
+     "or Fallback."},
     {NULL, NULL, 0, NULL},
 };
 

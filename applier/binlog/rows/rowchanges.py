@@ -37,8 +37,7 @@ def count(raw: RawRows) -> int:
     """How many row changes a RawRows holds (decoding as little as it can); the error
     expand gives when its bytes do not add up."""
     try:
-        return rowimage.count_rows(rowimage.parse_rows_body(raw.type_code, raw.body),
-                                   raw.codecs)
+        return rowimage.count_event(raw.type_code, raw.body, raw.codecs)
     except rowimage.RowImageError as exc:
         raise ReplicationStopped(
             f"cannot decode a row of '{raw.table.qualified}' in the "
