@@ -24,7 +24,7 @@ and kept by tests/integration/test_binlog_rows.py):
 
 from __future__ import annotations
 
-import base64
+import binascii
 import struct
 import zlib
 
@@ -37,6 +37,10 @@ CRC_LEN = 4
 _IN_USE = 0x0001  # LOG_EVENT_BINLOG_IN_USE_F (common header flags)
 _STMT_END = 0x0001  # a rows event's STMT_END_F (its post-header's flags)
 _ROWS_FLAGS_AT = 6  # in a rows event's body: after the 6-byte table id
+_SIZE_AT = 9  # the event's size in its common header
+_FLAGS_BYTE = HEADER_LEN + _ROWS_FLAGS_AT  # STMT_END_F's byte in a rows event
+_NOT_STMT_END = 0xFF & ~_STMT_END
+_pack_size = struct.Struct("<I").pack_into
 _VERSION_AT, _VERSION_LEN = 2, 50  # in a FORMAT_DESCRIPTION's body
 _CREATED_AT = _VERSION_AT + _VERSION_LEN
 _FDE_MIN_BODY = _CREATED_AT + 4 + 1 + 1 + CRC_LEN  # ... header length, one length, alg
@@ -70,43 +74,39 @@ class FormatDescription:
         self.server = version.split(b"\0", 1)[0].decode("ascii", "replace")
 
 
-def rebuilt(head: bytes, body: bytes, flags: int | None = None) -> bytes:
-    """An event from its header and body, its size the body's and no checksum;
-    ``flags``: the rows event's post-header flags replaced."""
-    if flags is not None:
-        body = body[:_ROWS_FLAGS_AT] + struct.pack("<H", flags) + body[_ROWS_FLAGS_AT + 2:]
-    ts, type_code, server_id, _, log_pos, hflags = HEADER.unpack_from(head)
-    return HEADER.pack(ts, type_code, server_id, HEADER_LEN + len(body), log_pos,
-                       hflags) + body
-
-
-def rows_flags(body: bytes) -> int:
-    """A rows event's post-header flags."""
-    if len(body) < _ROWS_FLAGS_AT + 2:
-        raise BinlogTextError(f"rows event body of {len(body)} bytes is too short")
-    return struct.unpack_from("<H", body, _ROWS_FLAGS_AT)[0]
-
-
 def statement(table_maps: list[bytes], rows: list[tuple[bytes, bytes]]) -> str:
     """``BINLOG '...'``: the table maps (events from their header on, no checksum; one
     per table id), then the rows events (header, body) of those tables, STMT_END_F on
     the last one only (after the FormatDescription's event: no checksums). Every table
     map comes first, as in the source's binlog for a statement that changes several
-    tables: the server opens them all at the first rows event."""
+    tables: the server opens them all at the first rows event. (Built in one buffer,
+    each event's size and flags written in place: it runs once per rows event.)"""
     if not rows:
         raise BinlogTextError("a BINLOG statement without rows events")
-    parts = [rebuilt(t[:HEADER_LEN], t[HEADER_LEN:]) for t in table_maps]
-    last = len(rows) - 1
-    for i, (head, body) in enumerate(rows):
-        flags = rows_flags(body)
-        parts.append(rebuilt(head, body, flags | _STMT_END if i == last
-                             else flags & ~_STMT_END))
-    return text(parts)
+    buf = bytearray()
+    size_at = _SIZE_AT
+    for t in table_maps:
+        at = len(buf)
+        buf += t
+        _pack_size(buf, at + size_at, len(t))
+    at = 0
+    for head, body in rows:
+        if len(head) != HEADER_LEN or len(body) < _ROWS_FLAGS_AT + 2:
+            raise BinlogTextError(f"rows event of a {len(head)}-byte header and a "
+                                  f"{len(body)}-byte body")
+        at = len(buf)
+        buf += head
+        buf += body
+        _pack_size(buf, at + size_at, HEADER_LEN + len(body))
+        buf[at + _FLAGS_BYTE] &= _NOT_STMT_END
+    buf[at + _FLAGS_BYTE] |= _STMT_END
+    return "BINLOG '" + binascii.b2a_base64(buf, newline=False).decode("ascii") + "'"
 
 
 def text(events: list[bytes]) -> str:
     """The BINLOG statement carrying these events (each whole, as the server reads it)."""
-    return "BINLOG '" + base64.b64encode(b"".join(events)).decode("ascii") + "'"
+    return "BINLOG '" + binascii.b2a_base64(b"".join(events), newline=False).decode(
+        "ascii") + "'"
 
 
 def why_not(tp) -> str | None:

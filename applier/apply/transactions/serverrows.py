@@ -36,7 +36,7 @@ from applier.apply.target.inflight import Replay
 from applier.binlog.events import RawRows, RowChange, RowsWire
 from applier.binlog.rawtables import RawTables
 from applier.binlog.rows.rowchanges import count, expand
-from applier.binlog.rows.rowsbody import EVENT_KINDS, parse_rows_body
+from applier.binlog.rows.rowsbody import EVENT_KINDS, columns_present
 from applier.connection.flavor import MARIADB, flavor_of, version_number
 from applier.errors import TransientError
 from applier.server_codes import error_code
@@ -335,7 +335,7 @@ class ServerRows:
             tp = plans.get(id(table))
             if tp is None:
                 tp = plans[id(table)] = self.plan_of(table)
-            present = parse_rows_body(raw.type_code, raw.body).present
+            present = columns_present(raw.type_code, raw.body)
             key = (id(tp), present)
             kind = self._kinds.get(key)
             if kind is None or kind[0] is not tp:

@@ -36,6 +36,35 @@ class RowsBody(NamedTuple):
 
 def parse_rows_body(event_type: int, body: bytes) -> RowsBody:
     """Split a rows event body (post-header + payload, without checksum)."""
+    kind, table_id, flags, ncols, pos = _framing(event_type, body)
+    size = len(body)
+    nbytes = (ncols + 7) >> 3
+    end = pos + nbytes
+    if end > size:
+        _need(body, pos, nbytes, f"columns-present bitmap of {ncols} columns")
+    present = body[pos:end]
+    if kind != "update":
+        return RowsBody(kind, table_id, flags, ncols, present, None, body[end:],
+                        False)
+    after = end + nbytes
+    if after > size:
+        _need(body, end, nbytes, f"after image's columns-present bitmap of {ncols} columns")
+    return RowsBody(kind, table_id, flags, ncols, present, body[end:after], body[after:],
+                    event_type == PARTIAL_UPDATE)
+
+
+def columns_present(event_type: int, body: bytes) -> bytes:
+    """parse_rows_body's ``present`` (the first image's columns-present bitmap), without
+    copying the rows; its error when the body is too short for it."""
+    _, _, _, ncols, pos = _framing(event_type, body)
+    nbytes = (ncols + 7) >> 3
+    _need(body, pos, nbytes, f"columns-present bitmap of {ncols} columns")
+    return body[pos:pos + nbytes]
+
+
+def _framing(event_type: int, body: bytes) -> tuple[str, int, int, int, int]:
+    """(kind, table id, flags, column count, where the bitmaps start) of a rows event
+    body."""
     kind = EVENT_KINDS.get(event_type)
     if kind is None:
         raise RowImageError(f"event type {event_type:#x} is not a rows event")
@@ -57,19 +86,7 @@ def parse_rows_body(event_type: int, body: bytes) -> RowsBody:
         pos += 1
     else:
         ncols, pos = _lenenc(body, pos)
-    nbytes = (ncols + 7) >> 3
-    end = pos + nbytes
-    if end > size:
-        _need(body, pos, nbytes, f"columns-present bitmap of {ncols} columns")
-    present = body[pos:end]
-    if kind != "update":
-        return RowsBody(kind, table_id, flags, ncols, present, None, body[end:],
-                        False)
-    after = end + nbytes
-    if after > size:
-        _need(body, end, nbytes, f"after image's columns-present bitmap of {ncols} columns")
-    return RowsBody(kind, table_id, flags, ncols, present, body[end:after], body[after:],
-                    event_type == PARTIAL_UPDATE)
+    return kind, table_id, flags, ncols, pos
 
 
 def _need(body: bytes, pos: int, n: int, what: str) -> None:

@@ -73,6 +73,11 @@ def test_a_format_description_too_short_or_of_another_size_is_refused():
         bt.FormatDescription(bytes(raw))
 
 
+def _rows_flags(event: bytes) -> int:
+    """A rows event's post-header flags (after its header and 6-byte table id)."""
+    return struct.unpack_from("<H", event, 19 + 6)[0]
+
+
 def _rows_body(flags: int, payload: bytes) -> bytes:
     return (7).to_bytes(6, "little") + struct.pack("<H", flags) + payload
 
@@ -85,7 +90,7 @@ def test_one_table_map_then_its_rows_events_the_last_one_ending_the_statement():
     rows = [(_event(30, b)[:19], b) for b in (first, second, third)]
     events = _events(_decoded(bt.statement([table_map], rows)))
     assert events[0] == table_map
-    assert [bt.rows_flags(e[19:]) for e in events[1:]] == [0x10, 0x10, 0x11]
+    assert [_rows_flags(e) for e in events[1:]] == [0x10, 0x10, 0x11]
     assert [e[19 + 8:] for e in events[1:]] == [b"a" * 30, b"b" * 40, b"c" * 50]
     for e in events:  # no checksum after the FORMAT_DESCRIPTION sent: size is the bytes
         assert bt.HEADER.unpack_from(e)[3] == len(e)
@@ -106,14 +111,18 @@ def test_several_tables_every_table_map_first_then_the_rows_events_in_their_orde
     assert [e[19:25] for e in events[2:]] == [(7).to_bytes(6, "little"),
                                               (9).to_bytes(6, "little"),
                                               (7).to_bytes(6, "little")]
-    assert [bt.rows_flags(e[19:]) for e in events[2:]] == [0x10, 0, 1]
+    assert [_rows_flags(e) for e in events[2:]] == [0x10, 0, 1]
 
 
 def test_an_event_from_a_checksummed_file_gets_its_size_without_the_checksum():
     body = _rows_body(1, b"x" * 10)
+    table_map = _event(19, (7).to_bytes(6, "little") + b"\0\0" + b"map", crc=True)[:-4]
     head = _event(30, body, crc=True)[:19]  # its size counts the CRC it came with
-    ev = bt.rebuilt(head, body)
-    assert bt.HEADER.unpack_from(ev)[3] == len(ev) == 19 + len(body)
+    events = _events(_decoded(bt.statement([table_map], [(head, body)])))
+    assert [bt.HEADER.unpack_from(ev)[3] for ev in events] == [len(table_map), 19 + len(body)]
+    assert events[1] == head[:9] + (19 + len(body)).to_bytes(4, "little") + head[13:] + body
+    with pytest.raises(bt.BinlogTextError, match="7-byte body"):
+        bt.statement([table_map], [(head, body[:7])])
 
 
 INT = SqlType("int", unsigned=False)
