@@ -88,6 +88,13 @@ class MySQLGtidSet:
                 return self
         return self.union(MySQLGtidSet.parse(gtid))
 
+    def add_all(self, gtids) -> MySQLGtidSet:
+        """Each of ``gtids`` added in turn."""
+        out = self
+        for gtid in gtids:
+            out = out.add(gtid)
+        return out
+
     def union(self, other: MySQLGtidSet) -> MySQLGtidSet:
         members = {k: list(v) for k, v in self.members.items()}
         for k, v in other.members.items():
@@ -167,6 +174,18 @@ class MariaDBGtidPos:
         if not m:
             raise GtidError(f"{gtid!r} is not one MariaDB GTID (domain-server-seq)")
         return MariaDBGtidPos({**self.domains, int(m[1]): (int(m[2]), int(m[3]))})
+
+    def add_all(self, gtids) -> MariaDBGtidPos:
+        """Each of ``gtids`` added in turn (one new position, not one per GTID: a commit
+        group's checkpoint adds up to 200)."""
+        domains = dict(self.domains)
+        match = _MARIADB_ITEM.fullmatch
+        for gtid in gtids:
+            m = match(gtid.strip())
+            if not m:
+                raise GtidError(f"{gtid!r} is not one MariaDB GTID (domain-server-seq)")
+            domains[int(m[1])] = (int(m[2]), int(m[3]))
+        return MariaDBGtidPos(domains)
 
     def __contains__(self, gtid: str) -> bool:
         d, _, n = (int(x) for x in gtid.strip().split("-"))

@@ -309,7 +309,7 @@ class Daemon(Reporting):
                     continue
                 self.live.applying_since = self.locks.started = None
                 self.live.applying, self.live.waiting_for = False, None
-                self.live.transaction = None
+                self.live.applying_now(None)
                 if pipeline is None or not pipeline.ready():  # caught up: lag 0 (livestate)
                     self.status_file.update(self.live.as_status())
                 self._phase = READING_SOURCE

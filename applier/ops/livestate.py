@@ -34,7 +34,8 @@ class LiveState:
     retrying: str = ""  # the error of the outage being waited out (state reconnecting)
     retry_code: int = 0  # its server code (0: none), and which attempt comes next
     retry_attempt: int = 0
-    transaction: str | None = None  # the one being applied: its GTID (or end), its table
+    # the one being applied (its end, its changes): named when status is asked for
+    now: tuple | None = None
     verify: Callable[[], dict] | None = None  # [verify]: its counts (applier.verify)
     # large rows events applied as BINLOG statements (applier.apply.transactions.serverrows)
     binlog: BinlogRoute | None = None
@@ -94,14 +95,24 @@ class LiveState:
                     " start resumes at the checkpoint once it is fixed")
         return "stopped"
 
-    def applying_now(self, end: Position, changes) -> None:
-        """The transaction ending at ``end`` is being applied: named by its GTID (else
-        its end) and the table of its first row change, when its changes are a list."""
+    def applying_now(self, end: Position | None, changes=None) -> None:
+        """The transaction ending at ``end`` is being applied (None: none is); named when
+        asked for (`transaction`: per transaction, only kept)."""
+        self.now = None if end is None else (end, changes)
+
+    @property
+    def transaction(self) -> str | None:
+        """The transaction being applied: its GTID (else its end) and the table of its
+        first row change, when its changes are a list."""
+        now = self.now
+        if now is None:
+            return None
+        end, changes = now
         name = end.last_gtid or f"ending at {end}"
         table = next((c.table.qualified for c in changes
                       if isinstance(c, (RowChange, RawRows))),
                      None) if isinstance(changes, list) else None
-        self.transaction = f"{name} (table {table})" if table else name
+        return f"{name} (table {table})" if table else name
 
     def binlog_state(self) -> str:
         """"auto" (large rows events of identical tables as BINLOG statements), "never"

@@ -198,12 +198,12 @@ class Checkpoint:
         else:
             after = self.executed
             if after is not None:
-                for gtid in (gtids if gtids is not None else [position.last_gtid]):
-                    if not gtid:
-                        continue
+                added = [g for g in (gtids if gtids is not None else [position.last_gtid])
+                         if g]
+                if added:
                     if not after:  # an empty set has no flavour yet
-                        after = empty(flavor_of_gtid(gtid))
-                    after = after.add(gtid)
+                        after = empty(flavor_of_gtid(added[0]))
+                    after = after.add_all(added)
         text = None if after is None else str(after)
         return (
             f"INSERT INTO {self.name} (channel, server_id, source_log_file, source_log_pos,"

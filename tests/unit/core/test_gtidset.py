@@ -89,3 +89,23 @@ def test_mysql_add_in_sequence_equals_adding_through_a_parsed_set():
         (u1, ""): ((1, 2), (4, 4))}
     with pytest.raises(GtidError):
         empty("mysql").add(f"{u1}:1").add(f"{u1}:0")
+
+
+def test_add_all_equals_adding_one_by_one_on_both_flavours():
+    uuid = "3e11fa47-71ca-11e1-9e33-c80aa9429562"
+    mysql = MySQLGtidSet.parse(f"{uuid}:1-5")
+    added = [f"{uuid}:6", f"{uuid}:7", f"{uuid}:3", f"{uuid}:9"]
+    one_by_one = mysql
+    for g in added:
+        one_by_one = one_by_one.add(g)
+    assert mysql.add_all(added) == one_by_one and str(one_by_one) == f"{uuid}:1-7:9"
+    maria = MariaDBGtidPos.parse("0-1-10,1-2-5")
+    added = ["0-1-11", "2-3-1", "0-4-12", " 1-2-6 "]
+    one_by_one = maria
+    for g in added:
+        one_by_one = one_by_one.add(g)
+    assert maria.add_all(added) == one_by_one
+    assert str(maria.add_all(added)) == "0-4-12,1-2-6,2-3-1"
+    assert maria.add_all([]) == maria and str(maria) == "0-1-10,1-2-5"  # unchanged
+    with pytest.raises(GtidError, match="'0-1' is not one MariaDB GTID"):
+        maria.add_all(["0-1-12", "0-1"])
