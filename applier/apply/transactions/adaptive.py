@@ -245,16 +245,15 @@ class AdaptiveApply:
         self.on_mode = on_mode
         self.single_only = single_only
         self._started = False
+        # the way in use (kept, not looked up: the daemon asks len() several times per
+        # transaction, and with one connection this wrapper should cost next to nothing)
+        self.current = self.ways[self.chooser.mode]
         if on_mode is not None:
             on_mode(self.chooser.mode)
 
     @property
     def mode(self) -> str:
         return self.chooser.mode
-
-    @property
-    def current(self):
-        return self.ways[self.chooser.mode]
 
     def __len__(self) -> int:
         return len(self.current)
@@ -270,12 +269,15 @@ class AdaptiveApply:
             before = chooser.mode
             chooser.single_only = self.single_only()
             chooser.close(self.clock())
+            self.current = self.ways[chooser.mode]
             if self.on_mode is not None and chooser.mode != before:
                 self.on_mode(chooser.mode)
             now = self.clock()
             chooser.start(now)
-        backlog = self.backlog() if chooser.measuring else True
-        chooser.count(events.units(txn.changes), backlog, now)  # a large rows event by its size
+        if chooser.measuring:  # a large rows event weighs by its size
+            chooser.count(events.units(txn.changes), self.backlog(), now)
+        else:  # a window held: only its transactions and time count (not measured)
+            chooser.count(0, True, now)
         self.current.add(txn)
 
     def full(self) -> bool:
