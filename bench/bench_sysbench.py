@@ -24,7 +24,9 @@ end (left up after a failure, to look at).
 D ms more in every fsync/fdatasync (bench/slowdisk.py: a disk whose flush is slower
 than this machine's; the source unchanged), for the applier and the server's replicas
 alike. --hog N runs N busy-looping processes (a
-loaded host) while the replicas catch up, not while sysbench writes.
+loaded host) while the replicas catch up, not while sysbench writes. --target-differs: each
+target table has one column more (last, NULL), so the applier applies through SQL rather
+than through the target's own row applier (tables that differ are what it exists for).
 
     flock /tmp/bench.lock .venv/bin/python -m bench.bench_sysbench --flavor mariadb
     flock /tmp/bench.lock .venv/bin/python -m bench.bench_sysbench --flavor mysql --hog 2
@@ -88,9 +90,11 @@ def checksums(conn, tables: int) -> list[tuple]:
     return [_one(conn, CHECK.format(t=f"sbtest{i}")) for i in range(1, tables + 1)]
 
 
-def copy_to_target(source, target, tables: int) -> None:
+def copy_to_target(source, target, tables: int, differs: bool = False) -> None:
     """sbtest and its base copy on the target, with the source's rows (outside any binlog:
-    the target logs nothing that matters here)."""
+    the target logs nothing that matters here); ``differs``: each target table has a
+    column more (last, NULL), so that its rows go through SQL, not through the target's
+    own row applier (applier.apply.rows.binlogtext ``why_not``)."""
     _run(target, "DROP DATABASE IF EXISTS sbtest", "DROP DATABASE IF EXISTS sbtest_base",
          "CREATE DATABASE sbtest", "CREATE DATABASE sbtest_base")
     for i in range(1, tables + 1):
@@ -104,6 +108,8 @@ def copy_to_target(source, target, tables: int) -> None:
                 cur.executemany(f"INSERT INTO sbtest_base.sbtest{i} VALUES (%s, %s, %s, %s)",
                                 rows[at:at + 1000])
         target.commit()
+        if differs:
+            _run(target, f"ALTER TABLE sbtest_base.sbtest{i} ADD COLUMN note INT NULL")
     _run(target, "USE sbtest")
 
 
@@ -183,6 +189,9 @@ def main() -> None:
                     " minutes; ratios against parallel_workers 1)")
     ap.add_argument("--slow-fsync-ms", type=float, default=0,
                     help="the target's fsync waits this much longer (bench/slowdisk.py)")
+    ap.add_argument("--target-differs", action="store_true",
+                    help="each target table has a column more: the applier's rows go"
+                    " through SQL (not the target's row applier)")
     ap.add_argument("--dir", default=None)
     args = ap.parse_args()
     base = Path(args.dir or f"/tmp/bench-sysbench-{args.flavor}")
@@ -197,7 +206,7 @@ def main() -> None:
         print(f"durability {args.durability}:", set_durability(conn, args.durability))
     _run(source, "DROP DATABASE IF EXISTS sbtest", "CREATE DATABASE sbtest")
     sysbench(src_cfg, args.mode, "prepare", args)
-    copy_to_target(source, target, args.tables)
+    copy_to_target(source, target, args.tables, args.target_differs)
     start = source_now(src_cfg)
     t0 = time.perf_counter()
     out = sysbench(src_cfg, args.mode, "run", args)
