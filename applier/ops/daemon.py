@@ -24,9 +24,9 @@ import pymysql
 from applier.apply.target import readonly
 from applier.apply.target.session import session_error
 from applier.apply.transactions import adaptive, parallel
+from applier.apply.transactions.binlogrun import BinlogRoute
 from applier.apply.transactions.commitgroup import CommitGroup, GroupLimits, joins_group
 from applier.apply.transactions.options import ApplyOptions
-from applier.apply.transactions.serverrows import BinlogRoute
 from applier.apply.transactions.transaction import TransactionApplier
 from applier.binlog.events import WIRE_FROM
 from applier.binlog.rawtables import RawTables

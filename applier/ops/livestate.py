@@ -9,8 +9,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from applier.apply.rows.lookup import LOOKUP_KINDS
+from applier.apply.transactions.binlogrun import BinlogRoute
 from applier.apply.transactions.options import Totals
-from applier.apply.transactions.serverrows import BinlogRoute
 from applier.binlog.events import RawRows, RowChange
 from applier.core.position import Position
 from applier.ops.received import Received

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from applier.apply.rows.sourcetypes import ReadDeclared
-from applier.apply.transactions.serverrows import BinlogRoute
+from applier.apply.transactions.binlogrun import BinlogRoute
 from applier.core.conversions import Mode
 from applier.core.renames import Renames
 

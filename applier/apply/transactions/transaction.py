@@ -33,10 +33,11 @@ from applier.apply.target.schema import SchemaCache
 from applier.apply.target.sessionchecks import SessionChecks
 from applier.apply.target.sharedrows import SharedRows
 from applier.apply.transactions import groupmerge
+from applier.apply.transactions.binlogrun import BinlogRun, why_not
 from applier.apply.transactions.keptgtids import KeptGtids
 from applier.apply.transactions.lockretry import LockRetries
 from applier.apply.transactions.options import ApplyOptions, Totals  # noqa: F401 (the door seed/ uses)
-from applier.apply.transactions.serverrows import BinlogRun, ServerRows, why_not
+from applier.apply.transactions.serverrows import ServerRows
 from applier.apply.transactions.writeset import WriteSets
 from applier.binlog.events import RawRows, RowChange, Statement, Transaction
 from applier.binlog.rows.rowchanges import expanded

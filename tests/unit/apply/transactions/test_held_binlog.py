@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from collections import Counter
 
+from applier.apply.transactions.binlogrun import BinlogRoute
 from applier.apply.transactions.commitgroup import Held
-from applier.apply.transactions.serverrows import BinlogRoute, ServerRows
+from applier.apply.transactions.serverrows import ServerRows
 from applier.binlog.events import RawRows, RowChange, Transaction
 from applier.core.position import Position
 from tests.unit.apply.transactions.test_serverrows import MARIADB, T1, T2, _raw

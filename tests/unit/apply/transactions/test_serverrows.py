@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import struct
 
-from applier.apply.transactions.serverrows import BinlogRoute, BinlogRun, ServerRows
+from applier.apply.transactions.binlogrun import BinlogRoute, BinlogRun
+from applier.apply.transactions.serverrows import ServerRows
 from applier.binlog.events import RawRows, RowChange, RowsWire, Statement, Transaction
 from applier.binlog.rawtables import RawTables
 from applier.binlog.rows.rowchanges import expand
