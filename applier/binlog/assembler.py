@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterable, Iterator
 from applier.binlog import eventtypes as et
 from applier.binlog.events import WIRE_FROM, RawRows, RowChange, RowsWire, Statement, Transaction
 from applier.binlog.redact import Redacted
-from applier.binlog.rows.rowchanges import decode_rows
+from applier.binlog.rows.rowchanges import counted, decode_rows
 from applier.binlog.tablemaps import tablemapwire
 from applier.binlog.tablemaps.tablemap import build_table
 from applier.binlog.tablemaps.tablemapcache import TableMapCache
@@ -264,7 +264,10 @@ class Assembler:
             wanted = raw_tables is not None and (table.schema, table.table) in raw_tables.names
             if self.raw_from is not None and (wanted or len(body) >= self.raw_from):
                 wire = self._wire(ev, table_id) if wanted or len(body) >= WIRE_FROM else None
-                raw = RawRows(ev.type_code, table, codecs, body, self._at(ev), wire)
+                # counted here when it may go as it is (a BINLOG statement): the applier
+                # needs only its count then
+                raw = RawRows(ev.type_code, table, codecs, body, self._at(ev), wire,
+                              -1 if wire is None else counted(ev.type_code, body, codecs))
                 self.changes.append(raw)
                 self.raw_units += raw.units - 1
             else:

@@ -65,6 +65,9 @@ class RawRows(NamedTuple):
     body: bytes
     where: str
     wire: RowsWire | None = None  # the event's bytes (its body is ``body``)
+    # its row changes as the reader counted them (rowchanges ``counted``), -1 unknown:
+    # counted where there is a core to spare (the reader process), not by the applier
+    rows: int = -1
 
     @property
     def units(self) -> int:

@@ -11,8 +11,9 @@ in its wire form:
     bench_catchup's rows (bench/RESULTS.md, "Issue 34, fourth session");
   * a RawRows (a large rows event kept as its bytes by the child's assembler) as
     ("raw", type code, number of its table and codecs, body, place, its RowsWire but
-    the body or None), a RawRows again here: the applier applies it as it is (a BINLOG
-    statement) or decodes it (C decoding costs less than pickling decoded values);
+    the body or None, its rows as the child counted them), a RawRows again here: the
+    applier applies it as it is (a BINLOG statement) or decodes it (C decoding costs
+    less than pickling decoded values);
   * an error as (ERROR, exception, its cause), each one that pickles (else the nearest
     applier error with its message);
   * the pipeline's HEARTBEAT marker as a kind of its own; everything else as it is.
@@ -100,7 +101,7 @@ class Encoder:
                 n = hit[0] if hit is not None else self._codecs_number(c)
                 wire = c.wire  # its bytes but the body, which crosses once
                 out.append((_RAW, c.type_code, n, c.body, c.where,
-                            None if wire is None else wire[:3]))
+                            None if wire is None else wire[:3], c.rows))
             else:  # a Statement: as it is
                 out.append(c)
         return out
@@ -175,7 +176,7 @@ class Decoder:
             elif c[0] == _RAW:
                 table, codecs = tables[c[2]]
                 wire = None if c[5] is None else RowsWire(*c[5], c[3])
-                out.append(RawRows(c[1], table, codecs, c[3], c[4], wire))
+                out.append(RawRows(c[1], table, codecs, c[3], c[4], wire, c[6]))
             else:
                 out.append(new(RowChange, (c[0], tables[c[1]], c[2], c[3], c[4])))
         return out

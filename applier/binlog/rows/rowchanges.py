@@ -33,9 +33,20 @@ def expand(raw: RawRows) -> list[RowChange]:
     return decode_rows(raw.type_code, raw.table, raw.codecs, raw.body, lambda: raw.where)
 
 
+def counted(type_code: int, body: bytes, codecs) -> int:
+    """How many row changes a rows event body holds, or -1 when its bytes do not add up
+    (`count` then gives expand's error, in its place)."""
+    try:
+        return rowimage.count_event(type_code, body, codecs)
+    except rowimage.RowImageError:
+        return -1
+
+
 def count(raw: RawRows) -> int:
-    """How many row changes a RawRows holds (decoding as little as it can); the error
-    expand gives when its bytes do not add up."""
+    """How many row changes a RawRows holds (the reader's count, else counted now,
+    decoding as little as it can); the error expand gives when its bytes do not add up."""
+    if raw.rows >= 0:
+        return raw.rows
     try:
         return rowimage.count_event(raw.type_code, raw.body, raw.codecs)
     except rowimage.RowImageError as exc:

@@ -401,6 +401,8 @@ def test_a_large_rows_event_keeps_its_bytes_with_its_table_maps():
     assert wire.fde == b"format description" and wire.table_map == table_map.raw()
     assert wire.head == large.raw()[:19] and wire.body == large.body == raw.body
     assert medium.wire is None
+    # counted where it is read when it may go as it is (a BINLOG statement), not else
+    assert raw.rows == WIRE_FROM // 5 + 1 and medium.rows == -1
     feed(asm, [rotate(400, "bin.000002")])
     assert asm.map_events == {}
 
@@ -412,6 +414,7 @@ def test_every_rows_event_of_a_table_the_applier_names_keeps_its_bytes():
     from the next event."""
     from applier.binlog.events import RawRows, RowChange
     from applier.binlog.rawtables import RawTables
+    from applier.binlog.rows.rowchanges import count
 
     src = _one_int_table()
     src.raw_tables = tables = RawTables()
@@ -430,6 +433,14 @@ def test_every_rows_event_of_a_table_the_applier_names_keeps_its_bytes():
     assert type(a) is RawRows and type(b) is RawRows
     assert a.wire.table_map is b.wire.table_map  # one bytes object crosses
     assert a.wire.body == _many_rows(200, [1]).body
+    assert (a.rows, b.rows) == (1, 1)
+    cut = _many_rows(400, [1, 2])
+    cut.body = cut.body[:-2]  # bytes that do not add up: not counted here; count names it
+    (txn,) = feed(asm, [gtid(100, U1), query(150, "BEGIN"), cut, ev(et.XID, 500)])
+    assert txn.changes[0].rows == -1
+    with pytest.raises(ReplicationStopped, match=r"cannot decode a row of 'db.t' .* at "
+                       r"bin.000001:390"):
+        count(txn.changes[0])
     tables.drop("db", "t")
     (txn,) = feed(asm, events)
     assert [type(c) for c in txn.changes] == [RowChange, RowChange]

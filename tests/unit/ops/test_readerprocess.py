@@ -262,7 +262,7 @@ def test_a_raw_rows_events_bytes_cross_with_it_once():
     rows = b"".join(b"\x00" + v.to_bytes(4, "little") for v in range(2000))
     body = (7).to_bytes(6, "little") + b"\x01\x00\x02\x00\x01\x01" + rows
     wire = RowsWire(b"fde" * 40, b"table map" * 10, bytes(range(19)), body)
-    raw = RawRows(30, TABLE, codecs, body, "at binlog.000001:400", wire)
+    raw = RawRows(30, TABLE, codecs, body, "at binlog.000001:400", wire, 2000)
     enc, dec = Encoder(HEARTBEAT), Decoder(HEARTBEAT)
     frames = enc.frames([(pipe.TXN, Transaction(Position("binlog.000001", 500), [raw]))])
     assert len(frames[-1]) < len(body) + 1000  # the body once, not twice
@@ -270,5 +270,5 @@ def test_a_raw_rows_events_bytes_cross_with_it_once():
         dec.items(frame)
     _, txn = next(dec.items(frames[-1]))
     (got,) = txn.changes
-    assert got.wire == wire and got.wire.body is got.body
+    assert got.wire == wire and got.wire.body is got.body and got.rows == 2000  # counted
     assert len(expand(got)) == 2000 and expand(got) == expand(raw)
