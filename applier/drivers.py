@@ -286,6 +286,34 @@ def payload_reader(conn: PushbackConnection):
 _MAX_PACKET = 0xFFFFFF
 
 
+def buffered_reader(conn: PushbackConnection):
+    """``(peek(), take(n, seq))``: the bytes `conn` has received and not read yet (reading
+    the socket once, with its read timeout, when there are none; errors raised as
+    `payload_reader` raises them) with the sequence number of the packet they start
+    with, and taking the first `n` of them as read, `seq` the
+    sequence number of the packet after them: the event reader's batch of whole packets
+    (applier.binlog.wire.packets). Call it only when no packet is given back."""
+    def peek() -> tuple[bytes, int]:
+        if conn._current_timeout != conn._read_timeout:
+            conn._sock.settimeout(conn._read_timeout)
+            conn._current_timeout = conn._read_timeout
+        try:
+            return conn._rfile.peek(), conn._next_seq_id
+        except OSError as exc:
+            conn._force_close()
+            raise pymysql.err.OperationalError(
+                CR.CR_SERVER_LOST,
+                f"Lost connection to MySQL server during query ({exc})") from None
+        except BaseException:
+            conn._force_close()
+            raise
+
+    def take(n: int, seq: int) -> None:
+        conn._rfile.read(n)  # already buffered: no socket read
+        conn._next_seq_id = seq
+    return peek, take
+
+
 def _read_exactly(conn, size: int) -> bytes:
     try:
         data = conn._rfile.read(size)

@@ -13,6 +13,9 @@ table maps and rows events the library reads nothing the assembler uses. So
     them without error becomes a WireEvent from its bytes alone (`wireevent.read_fast`),
     its checksum checked as the library's packet wrapper checks it (the same
     `applier.binlog.wire.checksum.ChecksumFollower`);
+  * while the connection has received whole packets of those types, they are read
+    many at once from its buffer (`applier.binlog.wire.packets`: the same events, the
+    same checks, a packet it would not read left to the per-packet path below);
   * any other packet (every other event type, a QUERY other than ``BEGIN``, an event
     whose bytes do not add up, the end of the stream) is given back to the connection
     (`applier.drivers.PushbackConnection`) and read by the library's ``fetchone``
@@ -33,7 +36,7 @@ from pymysql.protocol import MysqlPacket
 
 from applier import drivers
 from applier.binlog import eventtypes as et
-from applier.binlog.wire import wireevent
+from applier.binlog.wire import packets, wireevent
 from applier.binlog.wire.checksum import CHECKSUM_LEN, CRC32, ChecksumError
 from applier.binlog.wire.wireevent import WireEvent
 from applier.connection.flavor import is_mariadb
@@ -55,6 +58,9 @@ class EventReader:
         self.fast = fast
         self.conn = None  # the stream connection, once the library has opened it
         self._read = None  # its packets' payloads read
+        self._peek = self._take = None  # its received bytes, read many packets at once
+        self._bodies = packets.min_bodies({t: wireevent.MIN_BODY[t] for t in fast})
+        self._batch: list[WireEvent] = []  # events read, not returned yet (last first)
         self.opened = False
         self.checksums = None  # the control connection's ChecksumFollower
         self.mariadb = False
@@ -63,9 +69,22 @@ class EventReader:
 
     def next(self) -> WireEvent | None:
         """The next event, or None at the end of the stream (non-blocking mode)."""
+        batch = self._batch
+        if batch:
+            return batch.pop()
         read = self._read
         if read is None:
             return self._library()
+        buffered, seq = self._peek()
+        if len(buffered) > _HEADER_LEN:
+            batch, taken, seq = packets.split(
+                buffered, seq, self._bodies,
+                self.checksums.algorithm == CRC32, self.query_post_header, self.mariadb)
+            if batch:
+                self._take(taken, seq)
+                batch.reverse()
+                self._batch = batch
+                return batch.pop()
         data = read()
         size = len(data) - 1  # the event: the packet after its OK byte
         if size >= _HEADER_LEN and data[0] == _OK and data[_TYPE_AT] in self.fast:
@@ -117,4 +136,5 @@ class EventReader:
                 or self.checksums is None:  # or not the applier's connections
             return  # the library reads every event
         self.conn, self._read = conn, drivers.payload_reader(conn)
+        self._peek, self._take = drivers.buffered_reader(conn)
         self.mariadb = is_mariadb(ctl)
