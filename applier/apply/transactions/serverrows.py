@@ -75,6 +75,10 @@ class ServerRows:
         # applied (their body kept: the id names it while it is here)
         self._counts: dict[int, tuple[bytes, int]] = {}
         self._kinds: dict[tuple, tuple] = {}  # (id(plan), bitmap) -> (plan, lookup kind)
+        # id(table) -> (table, eligible): asked once per table and target transaction (a
+        # source DDL commits the one before it; a target definition found changed, and
+        # with it the table's plan, is asked about in the next)
+        self._asked: dict[int, tuple[object, bool]] = {}
 
     # -- which changes ------------------------------------------------------------------
     def runs(self, changes) -> Iterator:
@@ -82,11 +86,12 @@ class ServerRows:
         into BinlogRuns, the other RawRows decoded in place, everything else as it
         comes."""
         run: BinlogRun | None = None
-        limit = self.limit
-        asked: dict[int, bool] = {}  # id(table) -> eligible, for these changes
+        limit, counts = self.limit, self._counts
         for c in changes:
             if type(c) is RawRows:
-                if self._takes(c, asked):
+                # ``whole`` said so when it counted it (its transaction held since)
+                hit = counts.get(id(c.body))
+                if (hit is not None and hit[0] is c.body) or self._takes(c):
                     if run is not None and run.takes(c, limit):
                         run.add(c)
                     else:
@@ -114,11 +119,10 @@ class ServerRows:
         if not self.route.usable:
             return None
         rows, counts = 0, self._counts
-        asked: dict[int, bool] = {}  # id(table) -> eligible, for this transaction
         for c in txn.changes:
             if type(c) is not RawRows:
                 return None
-            if not self._takes(c, asked):
+            if not self._takes(c):
                 tables = self.route.raw_tables
                 if tables is not None:
                     tables.drop(c.table.schema, c.table.table)
@@ -129,15 +133,17 @@ class ServerRows:
             rows += n
         return rows
 
-    def _takes(self, raw: RawRows, asked: dict[int, bool]) -> bool:
+    def _takes(self, raw: RawRows) -> bool:
         """The event may go into a BINLOG statement: its bytes kept, within what a
         statement carries, from a source the target reads, of an eligible table (asked
-        once per table in ``asked``)."""
+        once per table and target transaction: ``_asked``)."""
         wire, table = raw.wire, raw.table
-        ok = asked.get(id(table))
-        if ok is None:
-            ok = asked[id(table)] = self.eligible(table)
-        return (ok and wire is not None and len(raw.body) <= self.limit
+        hit = self._asked.get(id(table))
+        if hit is None or hit[0] is not table:
+            if len(self._asked) > 1000:
+                self._asked.clear()
+            hit = self._asked[id(table)] = (table, self.eligible(table))
+        return (hit[1] and wire is not None and len(raw.body) <= self.limit
                 and self._format(wire) is not None)
 
     def _count(self, raw: RawRows) -> int:
@@ -165,6 +171,7 @@ class ServerRows:
     def forget(self) -> None:
         """The target's definitions changed: each table is asked again."""
         self._noted.clear()
+        self._asked.clear()
 
     def eligible(self, table) -> bool:
         """Whether the table's rows may take the way (asked once per plan)."""
@@ -270,6 +277,7 @@ class ServerRows:
         a run wanted (MySQL: each transaction could otherwise begin with SQL)."""
         self.fresh = True
         self._counts.clear()
+        self._asked.clear()
         wanted, self.wanted = self.wanted, None
         if wanted is not None and self.route.usable:
             self._ready(ex, wanted)
@@ -277,6 +285,7 @@ class ServerRows:
     def rolled_back(self) -> None:
         self.fresh = True
         self._counts.clear()
+        self._asked.clear()
 
     def _ready(self, ex, fde: FormatDescription) -> bool:
         """The session has read ``fde`` (sent now when it may be)."""
