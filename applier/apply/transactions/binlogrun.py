@@ -77,19 +77,28 @@ class BinlogRun:
         """The first event's bytes: its FORMAT_DESCRIPTION is the run's."""
         return self.raws[0].wire
 
-    def takes(self, raw: RawRows, limit: int) -> bool:
-        wire = raw.wire
-        if wire.fde != self.wire.fde or self.size + len(raw.body) > limit:
+    def take(self, raw: RawRows, limit: int) -> bool:
+        """Add ``raw`` when it belongs (same FORMAT_DESCRIPTION, its table id mapped to the
+        same bytes, within ``limit`` bytes); False: it starts another run."""
+        wire, size = raw.wire, self.size + len(raw.body)
+        raws = self.raws
+        if size > limit or wire.fde is not raws[0].wire.fde and wire.fde != raws[0].wire.fde:
             return False
         table_map = wire.table_map
-        known = self.maps.get(table_map[_TABLE_ID])
-        return known is None or known == table_map
+        table_id = table_map[_TABLE_ID]
+        known = self.maps.get(table_id)
+        if known is None:
+            self.maps[table_id] = table_map
+        elif known is not table_map and known != table_map:
+            return False
+        raws.append(raw)
+        self.size = size
+        return True
 
     def add(self, raw: RawRows) -> None:
-        self.raws.append(raw)
-        self.size += len(raw.body)
-        table_map = raw.wire.table_map
-        self.maps.setdefault(table_map[_TABLE_ID], table_map)
+        """Add ``raw`` (one that ``take`` would take)."""
+        if not self.take(raw, 1 << 62):
+            raise ValueError("a rows event of another FORMAT_DESCRIPTION or table map")
 
     def changes(self) -> list[RowChange]:
         return [c for raw in self.raws for c in expand(raw)]

@@ -71,7 +71,12 @@ class GroupLimits:
 
 def joins_group(txn: Transaction) -> bool:
     """Row changes only, read whole."""
-    return not txn.streamed and not any(isinstance(c, Statement) for c in txn.changes)
+    if txn.streamed:
+        return False
+    for c in txn.changes:  # a loop, not any(): once per transaction
+        if isinstance(c, Statement):
+            return False
+    return True
 
 
 class Held:

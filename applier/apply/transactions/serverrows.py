@@ -35,7 +35,8 @@ from applier.apply.target.inflight import Replay
 from applier.apply.transactions.binlogrun import BinlogRoute, BinlogRun
 from applier.binlog.events import RawRows, RowChange, RowsWire
 from applier.binlog.rows.rowchanges import count, expand
-from applier.binlog.rows.rowsbody import EVENT_KINDS, columns_present
+from applier.binlog.rows.rowimage import columns_present
+from applier.binlog.rows.rowsbody import EVENT_KINDS
 from applier.connection.flavor import MARIADB, flavor_of, version_number
 from applier.errors import TransientError
 from applier.server_codes import error_code
@@ -92,9 +93,7 @@ class ServerRows:
                 # ``whole`` said so when it counted it (its transaction held since)
                 hit = counts.get(id(c.body))
                 if (hit is not None and hit[0] is c.body) or self._takes(c):
-                    if run is not None and run.takes(c, limit):
-                        run.add(c)
-                    else:
+                    if run is None or not run.take(c, limit):
                         if run is not None:
                             yield run
                         run = BinlogRun(c)
@@ -216,7 +215,10 @@ class ServerRows:
         fde = self._formats.get(run.wire.fde)
         if fde is None or not self.route.usable or not self._ready(ex, fde):
             return by_sql(run.changes())
-        counts = [self._count(raw) for raw in run.raws]
+        pop, counts = self._counts.pop, []
+        for raw in run.raws:  # as ``_count``, inline: once per rows event
+            hit = pop(id(raw.body), None)
+            counts.append(hit[1] if hit is not None and hit[0] is raw.body else count(raw))
         rows, route = sum(counts), self.route
         found = self._lookups(run, counts)
         if lookups is not None:

@@ -16,6 +16,7 @@
  *
  * decode_rows(data, kind, before, after, specs, readers) -> [(before|None, after|None)]
  * count_rows(the same) -> the number of rows, each value's bytes skipped (not made)
+ * columns_present(type code, body) -> rowsbody.columns_present, or Fallback (as count_event)
  * count_event(type code, body, specs, readers) -> count_rows of a whole rows event body,
  *   its framing (applier.binlog.rows.rowsbody) read here: Fallback for what it does not
  *   read (a partial update, 251 columns or more, framing that does not add up)
@@ -345,6 +346,32 @@ static PyObject *count_rows(PyObject *self, PyObject *args) {
     return rows(args, 1);
 }
 
+/* columns_present(type code, body): the first image's columns-present bitmap of a rows
+   event body (rowsbody.columns_present), or Fallback for anything but a WRITE/UPDATE/
+   DELETE rows event v1/v2 of fewer than 251 columns whose framing adds up. */
+static PyObject *columns_present(PyObject *self, PyObject *args) {
+    PyObject *body;
+    int type;
+    if (!PyArg_ParseTuple(args, "iO!", &type, &PyBytes_Type, &body))
+        return NULL;
+    if (!((type >= 0x17 && type <= 0x19) || (type >= 0x1E && type <= 0x20)))
+        return fallback(), NULL;
+    const unsigned char *d = (const unsigned char *)PyBytes_AS_STRING(body);
+    Py_ssize_t len = PyBytes_GET_SIZE(body), pos = 8;
+    if (len < 8) return fallback(), NULL;
+    if (type >= 0x1E) {
+        if (len < 10) return fallback(), NULL;
+        Py_ssize_t extra = d[8] | d[9] << 8; /* its own two bytes included */
+        if (extra < 2 || len - 8 < extra) return fallback(), NULL;
+        pos = 8 + extra;
+    }
+    if (pos >= len || d[pos] >= 251) return fallback(), NULL;
+    Py_ssize_t nb = (d[pos] + 7) / 8;
+    pos++;
+    if (len - pos < nb) return fallback(), NULL;
+    return PyBytes_FromStringAndSize((const char *)d + pos, nb);
+}
+
 static PyMethodDef methods[] = {
     {"decode_rows", decode_rows, METH_VARARGS,
      "Every row of a rows event as (before, after) images, or Fallback."},
@@ -352,6 +379,9 @@ static PyMethodDef methods[] = {
      "The number of rows of a rows event (decode_rows's arguments), or Fallback."},
     {"count_event", count_event, METH_VARARGS,
      "The number of rows of a whole rows event body (type code, body, specs, readers), "
+     "or Fallback."},
+    {"columns_present", columns_present, METH_VARARGS,
+     "The first image's columns-present bitmap of a rows event body (type code, body), "
      "or Fallback."},
     {NULL, NULL, 0, NULL},
 };

@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any
 
-from applier.binlog.rows import rowc, temporal
+from applier.binlog.rows import rowc, rowsbody, temporal
 from applier.binlog.rows.rowsbody import (  # noqa: F401 (re-exported)
     DELETE_V1,
     DELETE_V2,
@@ -155,6 +155,17 @@ def count_event(type_code: int, body: bytes, codecs: Sequence[ColumnCodec]) -> i
             except rowc._rowc.Fallback:
                 pass
     return count_rows(parse_rows_body(type_code, body), codecs)
+
+
+def columns_present(type_code: int, body: bytes) -> bytes:
+    """rowsbody.columns_present, its framing read by the compiled decoder when it reads it
+    (the BINLOG way asks it of every updated or deleted event: issue 34)."""
+    if rowc._rowc is not None:
+        try:
+            return rowc._rowc.columns_present(type_code, body)
+        except rowc._rowc.Fallback:
+            pass
+    return rowsbody.columns_present(type_code, body)
 
 
 def _compiled(fn, rb: RowsBody, ncols: int, specs: tuple, readers: tuple):

@@ -266,3 +266,25 @@ def test_a_fractional_precision_over_6_is_a_row_image_error(code):
     with pytest.raises(ri.RowImageError, match="fractional seconds precision 7"):
         python_rows(rb, codecs)
     assert _outcome(ri.decode_rows, rb, codecs) == _outcome(python_rows, rb, codecs)
+
+
+@fuzz(1500)
+@given(whole_bodies())
+def test_the_bitmap_of_a_whole_body_is_the_python_paths_or_its_error(event):
+    """rowimage.columns_present (the framing read in C when it reads it) gives what
+    rowsbody.columns_present gives: the bitmap or the same error."""
+    code, body, _ = event
+    assert _outcome(ri.columns_present, code, body) == _outcome(columns_present, code, body)
+
+
+@needs_c
+@fuzz(1000)
+@given(st.integers(0, 0x30), st.binary(max_size=80))
+def test_the_compiled_bitmap_reader_reads_any_bytes_or_falls_back(code, body):
+    """Called directly with any type code and bytes, the compiled bitmap reader gives
+    rowsbody's bitmap or Fallback and reads nothing outside the body (AddressSanitizer)."""
+    try:
+        got = rowc._rowc.columns_present(code, body)
+    except rowc._rowc.Fallback:
+        return
+    assert got == columns_present(code, body)
