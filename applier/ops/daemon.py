@@ -335,9 +335,11 @@ class Daemon(Reporting):
         single = CommitGroup(applier, self.limits, self._applied)
         if workers <= 1:
             return single
-        many = parallel.start(self.cfg.target, applier, workers, self.limits, self._applied)
+        def many():
+            return parallel.start(self.cfg.target, applier, workers, self.limits,
+                                  self._applied)
         if self.cfg.replication.parallel_mode != "adaptive" or pipeline is None:
-            return many
+            return many()
         route = self.options.binlog
         tables = route.raw_tables
         if tables is None:

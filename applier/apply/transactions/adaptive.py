@@ -228,8 +228,10 @@ class ModeChooser:
 
 class AdaptiveApply:
     """A commit group's interface (``add``, ``full``, ``commit``, ``abandon``, ``len``)
-    over ``single`` (a CommitGroup) and ``parallel`` (a ParallelApply); ``backlog()``:
-    the next transaction is already read (the daemon's pipeline)."""
+    over ``single`` (a CommitGroup) and ``parallel`` (a ParallelApply, or a function
+    that opens one: called when the parallel way is first used, so a run that never
+    probes opens no connection for it); ``backlog()``: the next transaction is already
+    read (the daemon's pipeline)."""
 
     def __init__(self, single, parallel, backlog: Callable[[], bool],
                  chooser: ModeChooser | None = None,
@@ -237,6 +239,10 @@ class AdaptiveApply:
                  on_mode: Callable[[str], None] | None = None,
                  single_only: Callable[[], bool] = lambda: False):
         self.ways = {SINGLE: single, PARALLEL: parallel}
+        # opening the parallel connections (each a connection and a thread) cost a run
+        # that never probes 2-10 % of a sysbench catch-up beside CPU hogs (RESULTS.md,
+        # "Issue 34, tenth session"): opened at the first probe
+        self._open_parallel = None if hasattr(parallel, "add") else parallel
         self.backlog = backlog
         self.chooser = chooser or ModeChooser()
         self.clock = clock
@@ -247,7 +253,7 @@ class AdaptiveApply:
         self._started = False
         # the way in use (kept, not looked up: the daemon asks len() several times per
         # transaction, and with one connection this wrapper should cost next to nothing)
-        self.current = self.ways[self.chooser.mode]
+        self.current = self._way(self.chooser.mode)
         if on_mode is not None:
             on_mode(self.chooser.mode)
 
@@ -269,7 +275,7 @@ class AdaptiveApply:
             before = chooser.mode
             chooser.single_only = self.single_only()
             chooser.close(self.clock())
-            self.current = self.ways[chooser.mode]
+            self.current = self._way(chooser.mode)
             if self.on_mode is not None and chooser.mode != before:
                 self.on_mode(chooser.mode)
             now = self.clock()
@@ -290,4 +296,11 @@ class AdaptiveApply:
         try:
             self.ways[SINGLE].abandon()
         finally:
-            self.ways[PARALLEL].abandon()
+            if self._open_parallel is None:
+                self.ways[PARALLEL].abandon()
+
+    def _way(self, mode: str):
+        if mode == PARALLEL and self._open_parallel is not None:
+            self.ways[PARALLEL] = self._open_parallel()
+            self._open_parallel = None
+        return self.ways[mode]

@@ -315,3 +315,30 @@ def test_no_probe_while_one_connection_has_the_target_row_applier():
     for _ in range(_n(20000)):
         apply.add(_txn())
     assert apply.mode == PARALLEL and many.added > 0
+
+
+def test_the_parallel_way_is_opened_at_its_first_use_only():
+    """Given a function that opens it, the parallel way (its connections and threads)
+    is opened when the first probe starts, not before: a run that ends earlier, or never
+    probes, opens nothing (and abandons nothing there)."""
+    clock = Clock()
+    single, many, opened = Way(clock, 0.01), Way(clock, 0.01), []
+
+    def open_parallel():
+        opened.append(clock.now)
+        return many
+
+    apply = AdaptiveApply(single, open_parallel, lambda: True, clock=clock)
+    while clock.now < WINDOW * (FIRST_PROBE - 0.5):
+        apply.add(_txn())
+    assert opened == [] and apply.mode == SINGLE
+    apply.abandon()
+    assert single.abandoned == 1 and many.abandoned == 0
+    while apply.mode == SINGLE:
+        apply.add(_txn())
+    assert len(opened) == 1 and opened[0] >= WINDOW * FIRST_PROBE
+    for _ in range(_n(400)):
+        apply.add(_txn())
+    assert len(opened) == 1 and many.added > 0
+    apply.abandon()
+    assert many.abandoned == 1
