@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import logging
 import os
 import re
 import resource
@@ -193,7 +194,16 @@ def main() -> None:
                     help="each target table has a column more: the applier's rows go"
                     " through SQL (not the target's row applier)")
     ap.add_argument("--dir", default=None)
+    ap.add_argument("--log-modes", action="store_true",
+                    help="print the adaptive mode's decisions (applier.apply.transactions."
+                    "adaptive, INFO and DEBUG) with their time")
     args = ap.parse_args()
+    if args.log_modes:
+        handler = logging.StreamHandler(sys.stdout)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
+        mode_log = logging.getLogger("applier.apply.transactions.adaptive")
+        mode_log.addHandler(handler)
+        mode_log.setLevel(logging.DEBUG)
     base = Path(args.dir or f"/tmp/bench-sysbench-{args.flavor}")
     if args.slow_fsync_ms:
         Sandbox(base).down()  # its servers start again with the slower disk
