@@ -254,9 +254,7 @@ def payload_reader(conn: PushbackConnection):
     binlog event, ~20 % of the reader thread's CPU less; bench/RESULTS.md). Call it only
     when no packet is given back (the stream reader reads those before anything else)."""
     def read() -> bytes:
-        if conn._current_timeout != conn._read_timeout:
-            conn._sock.settimeout(conn._read_timeout)
-            conn._current_timeout = conn._read_timeout
+        _read_timeout(conn)
         parts = []
         while True:
             header = _read_exactly(conn, 4)
@@ -290,23 +288,12 @@ def buffered_reader(conn: PushbackConnection):
     """``(peek(), take(n, seq))``: the bytes `conn` has received and not read yet (reading
     the socket once, with its read timeout, when there are none; errors raised as
     `payload_reader` raises them) with the sequence number of the packet they start
-    with, and taking the first `n` of them as read, `seq` the
-    sequence number of the packet after them: the event reader's batch of whole packets
+    with; and taking the first `n` of them as read, `seq` the sequence number of the
+    packet after them: the event reader's batch of whole packets
     (applier.binlog.wire.packets). Call it only when no packet is given back."""
     def peek() -> tuple[bytes, int]:
-        if conn._current_timeout != conn._read_timeout:
-            conn._sock.settimeout(conn._read_timeout)
-            conn._current_timeout = conn._read_timeout
-        try:
-            return conn._rfile.peek(), conn._next_seq_id
-        except OSError as exc:
-            conn._force_close()
-            raise pymysql.err.OperationalError(
-                CR.CR_SERVER_LOST,
-                f"Lost connection to MySQL server during query ({exc})") from None
-        except BaseException:
-            conn._force_close()
-            raise
+        _read_timeout(conn)
+        return _buffered(conn, conn._rfile.peek), conn._next_seq_id
 
     def take(n: int, seq: int) -> None:
         conn._rfile.read(n)  # already buffered: no socket read
@@ -314,9 +301,18 @@ def buffered_reader(conn: PushbackConnection):
     return peek, take
 
 
-def _read_exactly(conn, size: int) -> bytes:
+def _read_timeout(conn) -> None:
+    """The socket's timeout is the connection's read timeout (as _read_packet sets it)."""
+    if conn._current_timeout != conn._read_timeout:
+        conn._sock.settimeout(conn._read_timeout)
+        conn._current_timeout = conn._read_timeout
+
+
+def _buffered(conn, call, *args):
+    """``call(*args)`` on the connection's buffered reader, a failure raised as PyMySQL
+    raises it (the connection closed; an OSError as a lost connection)."""
     try:
-        data = conn._rfile.read(size)
+        return call(*args)
     except OSError as exc:  # EINTR is retried inside the buffered read (PEP 475)
         conn._force_close()
         raise pymysql.err.OperationalError(
@@ -325,6 +321,10 @@ def _read_exactly(conn, size: int) -> bytes:
     except BaseException:
         conn._force_close()
         raise
+
+
+def _read_exactly(conn, size: int) -> bytes:
+    data = _buffered(conn, conn._rfile.read, size)
     if len(data) < size:
         conn._force_close()
         raise pymysql.err.OperationalError(CR.CR_SERVER_LOST,

@@ -95,11 +95,6 @@ class BinlogRun:
         self.size = size
         return True
 
-    def add(self, raw: RawRows) -> None:
-        """Add ``raw`` (one that ``take`` would take)."""
-        if not self.take(raw, 1 << 62):
-            raise ValueError("a rows event of another FORMAT_DESCRIPTION or table map")
-
     def changes(self) -> list[RowChange]:
         return [c for raw in self.raws for c in expand(raw)]
 

@@ -87,12 +87,11 @@ class ServerRows:
         into BinlogRuns, the other RawRows decoded in place, everything else as it
         comes."""
         run: BinlogRun | None = None
-        limit, counts = self.limit, self._counts
+        limit = self.limit
         for c in changes:
             if type(c) is RawRows:
                 # ``whole`` said so when it counted it (its transaction held since)
-                hit = counts.get(id(c.body))
-                if (hit is not None and hit[0] is c.body) or self._takes(c):
+                if self._counted(c) is not None or self._takes(c):
                     if run is None or not run.take(c, limit):
                         if run is not None:
                             yield run
@@ -145,10 +144,19 @@ class ServerRows:
         return (hit[1] and wire is not None and len(raw.body) <= self.limit
                 and self._format(wire) is not None)
 
+    def _counted(self, raw: RawRows) -> int | None:
+        """The row changes ``whole`` counted for ``raw`` (its transaction held since: it
+        takes the way), or None."""
+        hit = self._counts.get(id(raw.body))
+        return hit[1] if hit is not None and hit[0] is raw.body else None
+
     def _count(self, raw: RawRows) -> int:
-        """A RawRows's row changes (as ``whole`` counted them)."""
-        hit = self._counts.pop(id(raw.body), None)
-        return hit[1] if hit is not None and hit[0] is raw.body else count(raw)
+        """A RawRows's row changes (as ``whole`` counted them), no longer held."""
+        n = self._counted(raw)
+        if n is None:
+            return count(raw)
+        del self._counts[id(raw.body)]
+        return n
 
     def note(self, changes) -> None:
         """Decoded row changes: their tables, asked once, are kept as bytes by the reader
@@ -215,10 +223,7 @@ class ServerRows:
         fde = self._formats.get(run.wire.fde)
         if fde is None or not self.route.usable or not self._ready(ex, fde):
             return by_sql(run.changes())
-        pop, counts = self._counts.pop, []
-        for raw in run.raws:  # as ``_count``, inline: once per rows event
-            hit = pop(id(raw.body), None)
-            counts.append(hit[1] if hit is not None and hit[0] is raw.body else count(raw))
+        counts = [self._count(raw) for raw in run.raws]
         rows, route = sum(counts), self.route
         found = self._lookups(run, counts)
         if lookups is not None:

@@ -285,6 +285,32 @@ static PyObject *present_columns(const unsigned char *bitmap, Py_ssize_t ncols,
     return cols;
 }
 
+/* The framing of a rows event body (applier.binlog.rows.rowsbody._framing): its kind
+   (0 insert, 1 update, 2 delete), where its first columns-present bitmap starts and its
+   column count; -1 with Fallback for anything but a WRITE/UPDATE/DELETE rows event
+   v1/v2 of fewer than 251 columns whose framing adds up (the bitmaps not checked). */
+static int framing(int type, PyObject *body, int *kind, Py_ssize_t *pos, Py_ssize_t *ncols) {
+    switch (type) {
+    case 0x17: case 0x1E: *kind = 0; break;
+    case 0x18: case 0x1F: *kind = 1; break;
+    case 0x19: case 0x20: *kind = 2; break;
+    default: return fallback();
+    }
+    const unsigned char *d = (const unsigned char *)PyBytes_AS_STRING(body);
+    Py_ssize_t len = PyBytes_GET_SIZE(body), at = 8;
+    if (len < 8) return fallback();
+    if (type >= 0x1E) {
+        if (len < 10) return fallback();
+        Py_ssize_t extra = d[8] | d[9] << 8; /* its own two bytes included */
+        if (extra < 2 || len - 8 < extra) return fallback();
+        at = 8 + extra;
+    }
+    if (at >= len || d[at] >= 251) return fallback();
+    *ncols = d[at];
+    *pos = at + 1;
+    return 0;
+}
+
 /* count_event(type code, body, specs, readers): the rows of a whole rows event body (the
    framing of applier.binlog.rows.rowsbody read here too), or Fallback for anything but a
    WRITE/UPDATE/DELETE rows event v1/v2 of fewer than 251 columns whose framing adds up
@@ -295,24 +321,12 @@ static PyObject *count_event(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "iO!O!O!", &type, &PyBytes_Type, &body, &PyTuple_Type,
                           &specs, &PyTuple_Type, &readers))
         return NULL;
-    int kind, v2 = type >= 0x1E;
-    switch (type) {
-    case 0x17: case 0x1E: kind = 0; break;
-    case 0x18: case 0x1F: kind = 1; break;
-    case 0x19: case 0x20: kind = 2; break;
-    default: return fallback(), NULL;
-    }
+    int kind;
+    Py_ssize_t pos, ncols;
+    if (framing(type, body, &kind, &pos, &ncols) < 0)
+        return NULL;
     const unsigned char *d = (const unsigned char *)PyBytes_AS_STRING(body);
-    Py_ssize_t len = PyBytes_GET_SIZE(body), pos = 8;
-    if (len < 8) return fallback(), NULL;
-    if (v2) {
-        if (len < 10) return fallback(), NULL;
-        Py_ssize_t extra = d[8] | d[9] << 8; /* its own two bytes included */
-        if (extra < 2 || len - 8 < extra) return fallback(), NULL;
-        pos = 8 + extra;
-    }
-    if (pos >= len || d[pos] >= 251) return fallback(), NULL;
-    Py_ssize_t ncols = d[pos++], nb = (ncols + 7) / 8;
+    Py_ssize_t len = PyBytes_GET_SIZE(body), nb = (ncols + 7) / 8;
     if (ncols != PyTuple_GET_SIZE(specs) || len - pos < nb * (kind == 1 ? 2 : 1))
         return fallback(), NULL;
     Ctx c;
@@ -352,24 +366,14 @@ static PyObject *count_rows(PyObject *self, PyObject *args) {
 static PyObject *columns_present(PyObject *self, PyObject *args) {
     PyObject *body;
     int type;
-    if (!PyArg_ParseTuple(args, "iO!", &type, &PyBytes_Type, &body))
+    int kind;
+    Py_ssize_t pos, ncols;
+    if (!PyArg_ParseTuple(args, "iO!", &type, &PyBytes_Type, &body) ||
+        framing(type, body, &kind, &pos, &ncols) < 0)
         return NULL;
-    if (!((type >= 0x17 && type <= 0x19) || (type >= 0x1E && type <= 0x20)))
-        return fallback(), NULL;
-    const unsigned char *d = (const unsigned char *)PyBytes_AS_STRING(body);
-    Py_ssize_t len = PyBytes_GET_SIZE(body), pos = 8;
-    if (len < 8) return fallback(), NULL;
-    if (type >= 0x1E) {
-        if (len < 10) return fallback(), NULL;
-        Py_ssize_t extra = d[8] | d[9] << 8; /* its own two bytes included */
-        if (extra < 2 || len - 8 < extra) return fallback(), NULL;
-        pos = 8 + extra;
-    }
-    if (pos >= len || d[pos] >= 251) return fallback(), NULL;
-    Py_ssize_t nb = (d[pos] + 7) / 8;
-    pos++;
-    if (len - pos < nb) return fallback(), NULL;
-    return PyBytes_FromStringAndSize((const char *)d + pos, nb);
+    Py_ssize_t nb = (ncols + 7) / 8;
+    if (PyBytes_GET_SIZE(body) - pos < nb) return fallback(), NULL;
+    return PyBytes_FromStringAndSize(PyBytes_AS_STRING(body) + pos, nb);
 }
 
 static PyMethodDef methods[] = {

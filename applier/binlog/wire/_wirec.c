@@ -1,6 +1,6 @@
 /* Binlog event packets split from a buffer, compiled: applier.binlog.wire.packets.split_py
  * is the reference (the same events, bytes taken and sequence number on any input:
- * tests/unit/binlog/wire/test_packets.py). Reads nothing outside the buffer it is given.
+ * tests/unit/binlog/wire/test_fuzz_packets.py). Reads nothing outside the buffer it is given.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -32,7 +32,8 @@ static uint32_t le32(const unsigned char *p) {
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
-/* zlib's crc32 (the IEEE polynomial, reflected), slicing by 8 */
+/* zlib's crc32 (the IEEE polynomial, reflected), slicing by 8: written here so that the
+   build needs no zlib headers (Python's zlib module is one call per event from C) */
 static uint32_t crc32_of(const unsigned char *p, Py_ssize_t n) {
     uint32_t c = 0xFFFFFFFFu;
     while (n >= 8) {
